@@ -1,0 +1,114 @@
+/* uitrail: the engine — tabs, rings, debounce, bursts, outcomes, stability
+ * and the trace serializer. Pure: no I/O, no clock, no libuv. The daemon,
+ * `uitrail replay`, `uitrail tune` and the tests all drive it through these
+ * calls alone.
+ *
+ * Time. Each event carries the sender's time (time_us) and may carry the
+ * daemon's receive time (rt_us). The engine clock is rt_us when present,
+ * else time_us; ut_engine_advance moves it on between events. Per tab, the
+ * engine maps its clock onto the sender's by the offset of the tab's last
+ * event, so debounce, outcomes and marks are all computed in sender time
+ * and a replay of the same events gives the same result. */
+#ifndef UITRAIL_ENGINE_H
+#define UITRAIL_ENGINE_H
+
+#include "uitrail/common.h"
+#include "uitrail/event.h"
+#include "uitrail/stability.h"
+
+typedef struct ut_config {
+    uint32_t ring_size;        /* entries per tab, UT_RING_MIN..UT_RING_MAX */
+    uint32_t max_tabs;         /* least recently used tab evicted beyond it */
+    uint32_t idle_ms;          /* a tab with no event for this long is evicted */
+    uint32_t debounce_ms;      /* same element within it: one entry */
+    bool reset_on_load;        /* a full page load empties the ring */
+    const char *const *redact_patterns; /* extra PCRE2 patterns (borrowed) */
+    size_t n_redact_patterns;
+    ut_stab_params stab;
+} ut_config;
+
+/* Fills `c` with the documented defaults (limits.h). */
+void ut_config_defaults(ut_config *c);
+
+typedef struct ut_engine ut_engine;
+
+/* Called synchronously from ut_engine_apply / ut_engine_advance. Any
+ * member may be NULL. Pointers live for the call only. */
+typedef struct ut_observer {
+    /* An event was accepted, after redaction (what a recording stores). */
+    void (*on_applied)(void *ud, const ut_event *ev);
+    /* The tab's page state changed. */
+    void (*on_mark)(void *ud, ut_str tab, const ut_mark *m);
+    /* The tab's trace changed (after each user event, outcome or mark). */
+    void (*on_trace_changed)(void *ud, ut_str tab);
+    /* The tab is gone: closed by the sender, or evicted (idle, tab cap). */
+    void (*on_tab_gone)(void *ud, ut_str tab, bool evicted);
+    void *ud;
+} ut_observer;
+
+/* Creates an engine. A bad configuration (ring size out of range, a
+ * redaction pattern that does not compile) gives UT_EINVAL and a one-line
+ * reason in `err`. */
+ut_status ut_engine_new(const ut_config *cfg, ut_engine **out, char *err, size_t errlen);
+void ut_engine_free(ut_engine *e);
+void ut_engine_set_observer(ut_engine *e, const ut_observer *obs);
+const ut_config *ut_engine_config(const ut_engine *e);
+
+/* Applies one validated event: advances the clock to it, de-duplicates by
+ * seq (UT_EDUP), redacts it, and updates the tab. UT_ENOMEM leaves the
+ * engine consistent (the event is lost, nothing else). */
+ut_status ut_engine_apply(ut_engine *e, const ut_event *ev);
+
+/* Moves the engine clock to `now_us` (never backwards): emits due marks,
+ * settles dead clicks, evicts idle tabs. */
+void ut_engine_advance(ut_engine *e, int64_t now_us);
+
+/* The engine-clock time at which ut_engine_advance next has work (a mark
+ * or a dead click may become due, a tab may go idle); INT64_MAX if none. */
+int64_t ut_engine_next_deadline(const ut_engine *e);
+
+typedef enum ut_trace_format { UT_TRACE_TEXT, UT_TRACE_JSON } ut_trace_format;
+
+typedef struct ut_trace_opts {
+    ut_trace_format format;
+    uint32_t limit;      /* newest entries to show; 0: all */
+    uint32_t max_tokens; /* drop the oldest lines to stay under; 0: no cap */
+    bool framed;         /* wrap for the assistant prompt (protocol §4) */
+} ut_trace_opts;
+
+#define UT_TRACE_OPTS_DEFAULT ((ut_trace_opts){UT_TRACE_TEXT, 0, 0, false})
+
+/* Appends the trace of `tab` to `out`. UT_ENOENT for an unknown tab. */
+ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *opts, ut_buf *out);
+
+typedef struct ut_tab_info {
+    ut_str tab;
+    ut_str url;
+    ut_str title;
+    uint32_t events;     /* entries in the ring */
+    int64_t last_us;     /* sender time of the last event */
+    ut_stab_status page;
+} ut_tab_info;
+
+/* Information about one tab (pointers live until the next apply/advance). */
+ut_status ut_engine_tab_info(const ut_engine *e, ut_str tab, ut_tab_info *out);
+/* Calls `visit` for each tab, most recently active first, until it returns
+ * false. */
+void ut_engine_each_tab(const ut_engine *e, bool (*visit)(void *ud, const ut_tab_info *t), void *ud);
+/* Appends GET /v1/tabs's JSON array. */
+ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out);
+/* Appends one applied event as JSON (SSE `event`). */
+ut_status ut_event_to_json(const ut_event *ev, ut_buf *out);
+
+typedef struct ut_engine_stats {
+    uint64_t applied[UT_KIND__COUNT];
+    uint64_t duplicates;
+    uint64_t evicted_idle;
+    uint64_t evicted_cap;
+    uint64_t tabs;
+    uint64_t marks;
+} ut_engine_stats;
+
+void ut_engine_stats_get(const ut_engine *e, ut_engine_stats *out);
+
+#endif

@@ -1,0 +1,140 @@
+/* uitrail: the event model of protocol §1.
+ *
+ * A ut_event is a validated record: every text field is valid UTF-8 and
+ * within its limit. Its strings are borrowed (see the producer: the wire
+ * decoder's scratch, or the engine's redaction scratch); the engine copies
+ * what it keeps. */
+#ifndef UITRAIL_EVENT_H
+#define UITRAIL_EVENT_H
+
+#include "uitrail/common.h"
+#include "uitrail/limits.h"
+
+typedef enum ut_kind {
+    UT_KIND_NAV,
+    UT_KIND_CLICK,
+    UT_KIND_CHANGE,
+    UT_KIND_ALERT,
+    UT_KIND_DIALOG,
+    UT_KIND_MUTATION,
+    UT_KIND_CLOSE,
+    UT_KIND__COUNT
+} ut_kind;
+
+/* "nav", "click", ... ; and the reverse (UT_EIGNORED for an unknown one). */
+const char *ut_kind_name(ut_kind k);
+ut_status ut_kind_from_tag(ut_str tag, ut_kind *out); /* tag "uitrail.<kind>" */
+
+typedef enum ut_nav_how {
+    UT_NAV_LOAD,
+    UT_NAV_RELOAD,
+    UT_NAV_PUSH,
+    UT_NAV_REPLACE,
+    UT_NAV_POP,
+    UT_NAV_HASH,
+    UT_NAV__COUNT
+} ut_nav_how;
+
+typedef enum ut_ctx_kind {
+    UT_CTX_NONE,
+    UT_CTX_ROW,
+    UT_CTX_TOOLBAR,
+    UT_CTX_GROUP,
+    UT_CTX_DIALOG,
+    UT_CTX_MENU,
+    UT_CTX_TABLIST,
+    UT_CTX_FORM,
+    UT_CTX_NAVIGATION,
+    UT_CTX_REGION,
+    UT_CTX_LIST,
+    UT_CTX__COUNT
+} ut_ctx_kind;
+
+/* Bits of ut_event.state_set / state_on (click `state`). */
+enum {
+    UT_STATE_CHECKED = 1u << 0,
+    UT_STATE_EXPANDED = 1u << 1,
+    UT_STATE_SELECTED = 1u << 2,
+    UT_STATE_PRESSED = 1u << 3,
+};
+
+typedef enum ut_level { UT_LEVEL_NONE, UT_LEVEL_ERROR, UT_LEVEL_WARNING, UT_LEVEL_INFO } ut_level;
+typedef enum ut_dialog_state { UT_DIALOG_OPEN, UT_DIALOG_CLOSE } ut_dialog_state;
+
+typedef enum ut_mut_kind { UT_MUT_CHILDLIST = 0, UT_MUT_ATTRIBUTES = 1, UT_MUT_CHARDATA = 2 } ut_mut_kind;
+
+/* One entry of a mutation record's `recs`. */
+typedef struct ut_mut_rec {
+    ut_str el;
+    ut_mut_kind kind;
+    uint32_t depth;
+    uint32_t subtree;
+    uint32_t nodes;
+    uint32_t bytes;
+} ut_mut_rec;
+
+typedef struct ut_ctx {
+    ut_ctx_kind kind;
+    ut_str name;                        /* kinds other than row */
+    ut_str cells[UT_CTX_CELLS_MAX];     /* row */
+    uint32_t ncells;
+} ut_ctx;
+
+typedef struct ut_event {
+    ut_kind kind;
+    int64_t time_us;  /* sender's clock, microseconds since the epoch */
+    int64_t rt_us;    /* daemon's receive time (recordings); 0 when unknown */
+    ut_str tab;
+    bool has_seq;
+    uint64_t seq;
+
+    /* nav */
+    ut_str url;
+    ut_str title;
+    ut_nav_how how;
+    bool has_tz;
+    int32_t tz_min;  /* minutes east of UTC */
+
+    /* click, change, dialog (role/name/el); alert (role) */
+    ut_str role;
+    ut_str name;
+    ut_str el;
+    bool sens;
+    ut_ctx ctx;         /* click */
+    uint8_t state_set;  /* click: which UT_STATE_* bits were sent */
+    uint8_t state_on;   /* click: and which of those are true */
+
+    /* change */
+    ut_str value;  /* empty with has_value false when withheld */
+    bool has_value;
+    bool has_len;
+    uint32_t len;
+    bool has_checked;
+    bool checked;
+
+    /* alert (text, level); dialog (text, dialog_state) */
+    ut_str text;
+    ut_level level;
+    ut_dialog_state dialog_state;
+
+    /* mutation */
+    uint32_t dom_elements;
+    uint32_t dom_depth;
+    const ut_mut_rec *recs;
+    uint32_t nrecs;
+    uint32_t busy;
+    uint32_t dropped;
+} ut_event;
+
+/* Text helpers of the core, used by every producer of events. */
+
+/* Copies `in` into `out` as valid UTF-8 of at most `max_bytes` bytes:
+ * invalid sequences become U+FFFD, and the text is cut on a character
+ * boundary. Returns UT_ENOMEM only. */
+ut_status ut_text_clean(ut_str in, size_t max_bytes, ut_buf *out);
+
+/* The number of bytes of `s` (valid UTF-8) that hold at most `max_chars`
+ * characters. */
+size_t ut_utf8_prefix_chars(ut_str s, size_t max_chars);
+
+#endif

@@ -1,0 +1,79 @@
+/* uitrail: the page-stability scorer (issue 4), one per tab, pure.
+ *
+ * It turns `uitrail.mutation` records into an intensity and into marks
+ * (stable/changing transitions). A mark's time is computed from event
+ * times, never from when ut_stab_advance happened to be called, so live and
+ * replayed input give identical marks. All times are the sender's clock in
+ * microseconds since the epoch. */
+#ifndef UITRAIL_STABILITY_H
+#define UITRAIL_STABILITY_H
+
+#include "uitrail/common.h"
+#include "uitrail/event.h"
+
+typedef enum ut_page_state { UT_PAGE_STABLE, UT_PAGE_CHANGING } ut_page_state;
+
+typedef enum ut_stab_model {
+    UT_STAB_MODEL_UITRAIL,  /* the default: DOMQuake improved (README) */
+    UT_STAB_MODEL_DOMQUAKE, /* the published DOMQuake model, for comparison */
+} ut_stab_model;
+
+/* Every tunable of the scorer. ut_stab_params_defaults documents each
+ * default; the daemon's options and `uitrail tune` set them. */
+typedef struct ut_stab_params {
+    ut_stab_model model;
+    double enter_threshold;    /* intensity above which the page is changing */
+    double exit_threshold;     /* decayed intensity below which it is stable */
+    uint32_t window_ms;        /* scoring window */
+    uint32_t decay_half_life_ms;
+    uint32_t quiet_ms;         /* quiet time after the last significant mutation before a stable mark */
+    uint32_t busy_cap_ms;      /* a loading indicator stops blocking after this */
+    uint32_t churn_min_repeats;   /* a target seen this often at a steady rhythm is background */
+    double churn_rhythm_tolerance; /* allowed relative jitter of that rhythm */
+    double leaf_floor;         /* floor weight of small targets */
+} ut_stab_params;
+
+void ut_stab_params_defaults(ut_stab_params *p);
+
+typedef struct ut_mark {
+    ut_page_state state;
+    int64_t time_us;
+    double intensity;
+    uint64_t marks; /* stable marks so far in this tab, this one included */
+    uint32_t busy;
+} ut_mark;
+
+typedef struct ut_stab_status {
+    ut_page_state state;
+    int64_t since_us;  /* time of the last mark; 0 when none yet */
+    double intensity;
+    uint64_t marks;
+    uint32_t busy;
+    bool has_mutations; /* the tab ever sent a mutation record */
+} ut_stab_status;
+
+typedef void (*ut_mark_fn)(void *ud, const ut_mark *m);
+
+typedef struct ut_stab ut_stab;
+
+ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out);
+void ut_stab_free(ut_stab *s);
+
+/* A page load or reload starts a new page: history is forgotten. */
+void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
+
+/* Scores one mutation record (ev->kind == UT_KIND_MUTATION) at ev->time_us,
+ * first emitting any mark due before that time. Returns true when the flush
+ * was significant (a click's outcome "page changed"). */
+bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud);
+
+/* Moves the scorer's clock to `t_us`, emitting every mark due by then. */
+void ut_stab_advance(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
+
+/* The earliest time at which a mark may become due; INT64_MAX when none
+ * is pending. The daemon arms one timer on it. */
+int64_t ut_stab_next_deadline(const ut_stab *s);
+
+void ut_stab_status_get(const ut_stab *s, ut_stab_status *out);
+
+#endif

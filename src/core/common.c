@@ -1,0 +1,178 @@
+/* Byte strings, status names, the pluggable allocator and ut_buf. */
+#include "uitrail/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ut_allocator ut__alloc = {malloc, calloc, realloc, free};
+
+ut_allocator ut_set_allocator(const ut_allocator *a)
+{
+    ut_allocator old = ut__alloc;
+    if (a)
+        ut__alloc = *a;
+    else
+        ut__alloc = (ut_allocator){malloc, calloc, realloc, free};
+    return old;
+}
+
+void *ut_malloc(size_t size) { return ut__alloc.malloc_fn(size); }
+void *ut_calloc(size_t n, size_t size) { return ut__alloc.calloc_fn(n, size); }
+void *ut_realloc(void *ptr, size_t size) { return ut__alloc.realloc_fn(ptr, size); }
+void ut_free(void *ptr) { ut__alloc.free_fn(ptr); }
+
+char *ut_strndup(const char *s, size_t len)
+{
+    char *p = ut_malloc(len + 1);
+    if (!p)
+        return NULL;
+    if (len)
+        memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+ut_str ut_str_cstr(const char *s)
+{
+    return (ut_str){s, s ? strlen(s) : 0};
+}
+
+bool ut_str_eq(ut_str a, ut_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+bool ut_str_eq_cstr(ut_str a, const char *s)
+{
+    return ut_str_eq(a, ut_str_cstr(s));
+}
+
+const char *ut_status_str(ut_status st)
+{
+    switch (st) {
+    case UT_OK: return "ok";
+    case UT_ENOMEM: return "out of memory";
+    case UT_EINVAL: return "invalid argument";
+    case UT_EDUP: return "duplicate";
+    case UT_ENOENT: return "not found";
+    case UT_ELIMIT: return "limit exceeded";
+    case UT_EPROTO: return "protocol error";
+    case UT_EAGAIN: return "incomplete input";
+    case UT_EIGNORED: return "ignored";
+    case UT_EIO: return "input/output error";
+    case UT_ECORRUPT: return "corrupt data";
+    }
+    return "unknown status";
+}
+
+void ut_buf_free(ut_buf *b)
+{
+    ut_free(b->data);
+    *b = UT_BUF_INIT;
+}
+
+void ut_buf_reset(ut_buf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+ut_status ut_buf_reserve(ut_buf *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len - 1) {
+        b->oom = true;
+        return UT_ENOMEM;
+    }
+    size_t need = b->len + extra + 1; /* room for the NUL */
+    if (need <= b->cap)
+        return UT_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *p = ut_realloc(b->data, cap);
+    if (!p) {
+        b->oom = true;
+        return UT_ENOMEM;
+    }
+    b->data = p;
+    b->cap = cap;
+    return UT_OK;
+}
+
+ut_status ut_buf_append(ut_buf *b, const void *data, size_t len)
+{
+    if (ut_buf_reserve(b, len) != UT_OK)
+        return UT_ENOMEM;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return UT_OK;
+}
+
+ut_status ut_buf_append_str(ut_buf *b, ut_str s)
+{
+    return ut_buf_append(b, s.ptr, s.len);
+}
+
+ut_status ut_buf_append_cstr(ut_buf *b, const char *s)
+{
+    return ut_buf_append(b, s, strlen(s));
+}
+
+ut_status ut_buf_printf(ut_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    char small[256];
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return UT_EINVAL;
+    if ((size_t)n < sizeof small)
+        return ut_buf_append(b, small, (size_t)n);
+    if (ut_buf_reserve(b, (size_t)n) != UT_OK)
+        return UT_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return UT_OK;
+}
+
+ut_status ut_buf_append_json_str(ut_buf *b, ut_str s)
+{
+    static const char hex[] = "0123456789abcdef";
+    /* Worst case every byte becomes \u00XX; reserve once. */
+    if (s.len > (SIZE_MAX - 2) / 6 || ut_buf_reserve(b, s.len * 6 + 2) != UT_OK) {
+        b->oom = true;
+        return UT_ENOMEM;
+    }
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        switch (c) {
+        case '"': *o++ = '\\'; *o++ = '"'; break;
+        case '\\': *o++ = '\\'; *o++ = '\\'; break;
+        case '\n': *o++ = '\\'; *o++ = 'n'; break;
+        case '\r': *o++ = '\\'; *o++ = 'r'; break;
+        case '\t': *o++ = '\\'; *o++ = 't'; break;
+        default:
+            if (c < 0x20) {
+                *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
+                *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+            } else {
+                *o++ = (char)c;
+            }
+        }
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->data);
+    b->data[b->len] = '\0';
+    return UT_OK;
+}
