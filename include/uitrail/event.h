@@ -21,9 +21,18 @@ typedef enum ut_kind {
     UT_KIND__COUNT
 } ut_kind;
 
-/* "nav", "click", ... ; and the reverse (UT_EIGNORED for an unknown one). */
+/* "nav", "click", ... ("unknown" for a value outside the enum). */
 const char *ut_kind_name(ut_kind k);
-ut_status ut_kind_from_tag(ut_str tag, ut_kind *out); /* tag "uitrail.<kind>" */
+
+/* Maps a Forward tag to its kind. Returns
+ *   UT_OK       for "uitrail.<kind>" with one of the seven kinds (sets *out);
+ *   UT_EIGNORED for a tag outside the "uitrail." namespace, and for the
+ *               uitrail tags that are not events ("uitrail.meta", the header
+ *               of a recording, and "uitrail.label"): count and skip them;
+ *   UT_EINVAL   for any other "uitrail.<name>": an unknown kind, which the
+ *               wire decoder rejects (UT_REJECT_UNKNOWN_KIND).
+ * The match is exact and case-sensitive; *out is untouched unless UT_OK. */
+ut_status ut_kind_from_tag(ut_str tag, ut_kind *out);
 
 typedef enum ut_nav_how {
     UT_NAV_LOAD,
@@ -128,13 +137,18 @@ typedef struct ut_event {
 
 /* Text helpers of the core, used by every producer of events. */
 
-/* Copies `in` into `out` as valid UTF-8 of at most `max_bytes` bytes:
- * invalid sequences become U+FFFD, and the text is cut on a character
- * boundary. Returns UT_ENOMEM only. */
+/* Appends `in` to `out` as valid UTF-8 of at most `max_bytes` bytes. Each
+ * maximal ill-formed subsequence (Unicode §3.9: stray continuation bytes,
+ * overlong forms, encoded surrogates, code points above U+10FFFF, a
+ * sequence cut short) becomes one U+FFFD, as in browsers' decoders. The
+ * text is cut before the first character (an inserted U+FFFD included)
+ * that would not fit whole. Returns UT_OK, or UT_ENOMEM with `out`
+ * unchanged. */
 ut_status ut_text_clean(ut_str in, size_t max_bytes, ut_buf *out);
 
 /* The number of bytes of `s` (valid UTF-8) that hold at most `max_chars`
- * characters. */
+ * characters: the byte length of its first `max_chars` characters, or
+ * s.len when it has no more than that. */
 size_t ut_utf8_prefix_chars(ut_str s, size_t max_chars);
 
 #endif

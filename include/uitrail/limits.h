@@ -24,6 +24,25 @@
 #define UT_WIRE_CONTAINER_MAX 4096         /* elements of one array or map */
 #define UT_WIRE_DEPTH_MAX 8                /* nesting of arrays and maps */
 #define UT_FORWARD_ENTRIES_MAX 4096        /* entries of one Forward/PackedForward message */
+#define UT_WIRE_TIME_MAX_S 4294967295u     /* latest event time: EventTime's uint32 seconds (2106) */
+#define UT_WIRE_TZ_MAX_MIN 1440            /* |tz| of a nav record, minutes from UTC */
+#define UT_REPLAY_JSON_MAX_BYTES (64u << 20) /* a JSON file or stdin read whole by `uitrail replay` */
+
+/* ---- Recordings (protocol §5; src/record) ---- */
+#define UT_REC_FRAME_CUT_DEFAULT_BYTES (64u << 10)  /* content that cuts a frame */
+#define UT_REC_FRAME_CUT_MIN_BYTES 256u
+#define UT_REC_FRAME_CUT_MAX_BYTES (1u << 20)
+#define UT_REC_FRAME_INTERVAL_DEFAULT_MS 1000u      /* age of a frame's first entry that cuts it */
+#define UT_REC_FRAME_INTERVAL_MIN_MS 10u
+#define UT_REC_FRAME_INTERVAL_MAX_MS 60000u
+/* One entry of a recording must fit one ingest Forward message, so that a
+ * recording can be sent back to a daemon. */
+#define UT_REC_ENTRY_MAX_BYTES UT_FRAME_MAX_BYTES
+/* Decompressed content of one frame a reader accepts: a full frame plus the
+ * entry that crossed the cut. A frame declaring more is skipped unread. */
+#define UT_REC_FRAME_CONTENT_MAX_BYTES (UT_REC_FRAME_CUT_MAX_BYTES + UT_REC_ENTRY_MAX_BYTES)
+#define UT_REC_META_MAX_BYTES (16u << 10)           /* the uitrail.meta entry */
+#define UT_REC_FILE_TAB_MAX_BYTES 160u              /* escaped tab id in a file name */
 
 /* ---- Engine (defaults; each is configurable within these bounds) ---- */
 #define UT_RING_DEFAULT 20
@@ -42,9 +61,56 @@
 #define UT_DEAD_CLICK_MS 2000      /* nothing within it: "no visible response" */
 #define UT_CTX_PRINT_MAX_CHARS 60  /* context text in a trace line */
 #define UT_REDACT_PATTERNS_MAX 64  /* extra redaction patterns */
+#define UT_REDACT_PATTERN_MAX_BYTES 1024 /* source of one extra redaction pattern */
+/* PCRE2 match limit of one redaction search (pcre2_set_match_limit). A
+ * field whose search exceeds it (a pathological extra pattern) is replaced
+ * whole by "[redacted]": redaction fails closed, never open. */
+#define UT_REDACT_MATCH_LIMIT 200000
+#define UT_TABS_MIN 1
+#define UT_IDLE_MIN_MS 1000
+#define UT_DEBOUNCE_MAX_MS 10000
+#define UT_BURST_MEMBERS_MAX 32    /* members named in one burst entry; later ones are only counted */
+#define UT_DIALOGS_OPEN_MAX 8      /* open dialogs remembered per tab; the oldest is forgotten beyond it */
+#define UT_TEXT_PRINT_MAX_CHARS 200 /* names, values, alerts, snapshots and paths in a trace line */
+
+/* ---- Stability scorer (src/core/stability.c) ---- */
+#define UT_STAB_TARGETS_MAX 16        /* per-tab table of recently mutated targets (window maximum, churn rhythm) */
+#define UT_STAB_WINDOW_BUCKETS 8      /* per-tab ring of window slices for targets the table cannot hold */
+#define UT_MUTATION_BYTES_CAP 50000   /* protocol §1 cap of a record's `bytes`; larger values are clamped */
+#define UT_STAB_WINDOW_MIN_MS 6       /* bounds of ut_stab_params.window_ms */
+#define UT_STAB_WINDOW_MAX_MS 60000
+#define UT_STAB_QUIET_MAX_MS 60000    /* bound of quiet_ms */
+#define UT_STAB_HALF_LIFE_MAX_MS 60000 /* bound of decay_half_life_ms (at least 1) */
+#define UT_STAB_BUSY_CAP_MAX_MS (10 * 60 * 1000) /* bound of busy_cap_ms */
+#define UT_STAB_CHURN_REPEATS_MAX 255 /* bound of churn_min_repeats (at least 1) */
+#define UT_STAB_CHURN_PERIOD_MAX_MS 60000 /* bound of churn_min_period_ms */
+#define UT_STAB_THRESHOLD_MAX 1000.0  /* bound of the intensity thresholds and leaf_floor */
 
 /* ---- Trace requests ---- */
 #define UT_TRACE_LIMIT_MAX 1000
 #define UT_TRACE_MAX_TOKENS_MAX 100000
+
+/* ---- Daemon (src/daemon; uitraild) ---- */
+#define UT_CONN_MAX_DEFAULT 4096             /* open connections, all listeners (--max-connections) */
+#define UT_CONN_MAX_LIMIT 1000000            /* the highest --max-connections accepted */
+#define UT_CONN_INPUT_HIGH_BYTES (256u << 10) /* unprocessed input held for a connection: stop reading above */
+#define UT_CONN_INPUT_LOW_BYTES (64u << 10)   /* ... and read again below */
+#define UT_CONN_OUTPUT_HIGH_BYTES (1u << 20)  /* queued output: stop serving a connection's requests above */
+#define UT_CONN_OUTPUT_MAX_BYTES (4u << 20)   /* queued output: a reader that lets it grow past this is dropped */
+#define UT_CONN_READ_CHUNK_BYTES (64u << 10)  /* one read from a socket (one buffer for the whole loop) */
+#define UT_HTTP_HEADER_MAX_BYTES (16u << 10)  /* request line and headers of one request */
+#define UT_HTTP_BODY_MAX_BYTES (16u << 20)    /* POST /v1/ingest body (413 above) */
+#define UT_HTTP_JSON_BODY_MAX_BYTES (4u << 20) /* application/json ingest body, held whole to convert it */
+#define UT_HTTP_HEADER_TIMEOUT_MS 10000       /* a request's headers must arrive within (--header-timeout-ms) */
+#define UT_CONN_IDLE_TIMEOUT_MS 60000         /* a silent HTTP connection, or a stalled ingest frame (--idle-timeout-ms) */
+#define UT_CONN_LINGER_MS 2000                /* input is read and dropped this long after a final response */
+#define UT_STABLE_WAIT_MAX_MS 60000           /* wait_ms of GET /v1/tabs/{tab}/stable */
+#define UT_SSE_KEEPALIVE_MS 15000             /* comment line sent to an idle event stream */
+#define UT_SSE_TAB_FILTER_MAX_BYTES UT_TAB_MAX_BYTES
+#define UT_ALLOW_UIDS_MAX 64                  /* --allow-uid entries */
+#define UT_TOKEN_RANDOM_BYTES 32              /* a generated token: this many random bytes, hex */
+#define UT_TOKEN_MAX_BYTES 256                /* a configured token (--token-file) */
+#define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
+#define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
 
 #endif

@@ -1,1 +1,827 @@
-/* Being written. */
+/* Redaction of personal data with PCRE2 (issue 2, "Redaction").
+ *
+ * Each family of personal data (tokens, e-mail addresses, IBANs, payment
+ * cards, SSNs, phone numbers) is one compiled pattern, JIT-compiled when
+ * the platform allows. Checks a regular expression cannot express (the
+ * Luhn digit of a card, the mod-97 checksum of an IBAN, the digit count of
+ * a phone number, the randomness of a secret) run as PCRE2 callouts inside
+ * the match: a callout that refuses a candidate makes the engine backtrack
+ * to a shorter one, so "4111 1111 1111 1111 12" still finds its card.
+ *
+ * A text is redacted in one pass per family, in a fixed order (extra
+ * patterns, tokens, e-mail, IBAN, card, SSN, phone). A pass only runs when
+ * a cheap profile of the text says it can match (no '@': no e-mail search;
+ * fewer than 13 digits: no card search), so ordinary short UI text costs
+ * one scan of its bytes. A pass that finds nothing copies nothing; a pass
+ * that rewrites writes into one of two buffers owned by the redactor, used
+ * in turn. After the first call that saw a text this long, redaction
+ * allocates nothing but the growth of the caller's output buffer.
+ *
+ * Built-in patterns match bytes (no PCRE2_UTF): every byte at or above 0x80
+ * counts as a letter of an e-mail address, so a match starts and ends on a
+ * character boundary and internationalized addresses are caught. Extra
+ * patterns are compiled with PCRE2_UTF and PCRE2_MATCH_INVALID_UTF.
+ *
+ * A redactor is not thread-safe: it owns its match data and buffers. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include "uitrail/redact.h"
+
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- Callouts: the checks a pattern cannot express ---- */
+
+enum {
+    CALLOUT_LUHN = 1,         /* payment card: Luhn check digit */
+    CALLOUT_IBAN = 2,         /* IBAN: length and mod-97 checksum */
+    CALLOUT_PHONE_INTL = 3,   /* +CC number: PHONE_INTL_MIN..MAX_DIGITS */
+    CALLOUT_PHONE_TRUNK = 4,  /* national number with trunk 0: PHONE_TRUNK_MIN..MAX_DIGITS */
+    CALLOUT_RANDOM_B64 = 5,   /* a long base64 run that looks random */
+};
+
+/* E.164 allows at most 15 digits; the shortest international numbers in
+ * use (country code included) have 8. */
+#define PHONE_INTL_MIN_DIGITS 8
+#define PHONE_INTL_MAX_DIGITS 15
+/* National numbers written with their trunk 0 (020 7946 0958, 01 23 45 67
+ * 89, 030 12345678). Fewer digits are too easily something else. */
+#define PHONE_TRUNK_MIN_DIGITS 10
+#define PHONE_TRUNK_MAX_DIGITS 12
+#define IBAN_MIN_CHARS 15 /* Norway */
+#define IBAN_MAX_CHARS 34
+/* A base64 run of length L is a secret when it mixes letters and digits and
+ * the class (upper, lower, digit) changes between neighbours at least L/4
+ * times. Random base64 changes class at about 60% of positions; words,
+ * slugs and paths almost never reach 25%. */
+#define RANDOM_B64_TRANSITIONS_DIVISOR 4
+
+static size_t count_digits(const unsigned char *s, size_t n)
+{
+    size_t digits = 0;
+    for (size_t i = 0; i < n; i++)
+        digits += s[i] >= '0' && s[i] <= '9';
+    return digits;
+}
+
+/* The Luhn check over the digits of s (separators skipped). */
+static bool luhn_valid(const unsigned char *s, size_t n)
+{
+    unsigned sum = 0;
+    bool double_it = false;
+    for (size_t i = n; i-- > 0;) {
+        if (s[i] < '0' || s[i] > '9')
+            continue;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (double_it) {
+            d *= 2;
+            if (d > 9)
+                d -= 9;
+        }
+        sum += d;
+        double_it = !double_it;
+    }
+    return sum % 10 == 0;
+}
+
+static int alnum_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* ISO 13616: the country code and check digits move to the end, letters
+ * count as 10..35, and the whole number must leave 1 modulo 97. Spaces
+ * are skipped. */
+static bool iban_valid(const unsigned char *s, size_t n)
+{
+    unsigned char chars[IBAN_MAX_CHARS];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ' ')
+            continue;
+        if (len == IBAN_MAX_CHARS)
+            return false;
+        chars[len++] = s[i];
+    }
+    if (len < IBAN_MIN_CHARS)
+        return false;
+    unsigned rem = 0;
+    for (size_t k = 0; k < len; k++) {
+        int v = alnum_value(chars[(k + 4) % len]);
+        if (v < 0)
+            return false;
+        rem = (rem * (v >= 10 ? 100u : 10u) + (unsigned)v) % 97u;
+    }
+    return rem == 1;
+}
+
+static int char_class(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return 1;
+    if (c >= 'a' && c <= 'z')
+        return 2;
+    if (c >= 'A' && c <= 'Z')
+        return 3;
+    return 0;
+}
+
+static bool looks_random(const unsigned char *s, size_t n)
+{
+    size_t transitions = 0;
+    bool has_digit = false, has_letter = false;
+    int prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int cls = char_class(s[i]);
+        has_digit |= cls == 1;
+        has_letter |= cls >= 2;
+        if (cls != 0 && prev != 0 && cls != prev)
+            transitions++;
+        prev = cls;
+    }
+    return has_digit && has_letter && transitions * RANDOM_B64_TRANSITIONS_DIVISOR >= n;
+}
+
+/* PCRE2 callout: 0 accepts the candidate, 1 makes the engine backtrack. */
+static int builtin_callout(pcre2_callout_block *cb, void *ud)
+{
+    (void)ud;
+    const unsigned char *s = cb->subject + cb->start_match;
+    size_t n = cb->current_position - cb->start_match;
+    bool ok = true;
+    switch (cb->callout_number) {
+    case CALLOUT_LUHN:
+        ok = luhn_valid(s, n);
+        break;
+    case CALLOUT_IBAN:
+        ok = iban_valid(s, n);
+        break;
+    case CALLOUT_PHONE_INTL: {
+        size_t d = count_digits(s, n);
+        ok = d >= PHONE_INTL_MIN_DIGITS && d <= PHONE_INTL_MAX_DIGITS;
+        break;
+    }
+    case CALLOUT_PHONE_TRUNK: {
+        size_t d = count_digits(s, n);
+        ok = d >= PHONE_TRUNK_MIN_DIGITS && d <= PHONE_TRUNK_MAX_DIGITS;
+        break;
+    }
+    case CALLOUT_RANDOM_B64:
+        ok = looks_random(s, n);
+        break;
+    }
+    return ok ? 0 : 1;
+}
+
+/* ---- The built-in patterns ---- */
+
+/* What one scan of a text tells about which families can match it. The
+ * replacements contain no digit, no '@' and no long run of token
+ * characters, so the profile of the original text bounds every
+ * intermediate result too. */
+typedef struct text_profile {
+    size_t digits;
+    size_t longest_token_run; /* bytes of [A-Za-z0-9_.~+/=-] in a row */
+    bool has_at;              /* '@' or its URL encoding %40 */
+    bool has_bearer;          /* "bearer", any case */
+} text_profile;
+
+#define TOKEN_MIN_RUN 15  /* shortest token the token pattern matches (xoxb- + 10) */
+#define BEARER_MIN_RUN 8  /* shortest token after "Bearer" */
+#define CARD_MIN_DIGITS 13
+#define SSN_DIGITS 9
+#define IBAN_MIN_DIGITS 9 /* every IBAN has far more; a cheap lower bound */
+
+static bool may_hold_token(const text_profile *p)
+{
+    return p->longest_token_run >= TOKEN_MIN_RUN ||
+           (p->has_bearer && p->longest_token_run >= BEARER_MIN_RUN);
+}
+static bool may_hold_email(const text_profile *p) { return p->has_at; }
+static bool may_hold_iban(const text_profile *p) { return p->digits >= IBAN_MIN_DIGITS; }
+static bool may_hold_card(const text_profile *p) { return p->digits >= CARD_MIN_DIGITS; }
+static bool may_hold_ssn(const text_profile *p) { return p->digits >= SSN_DIGITS; }
+static bool may_hold_phone(const text_profile *p) { return p->digits >= PHONE_INTL_MIN_DIGITS; }
+
+static bool is_token_char(unsigned char c)
+{
+    return char_class(c) != 0 || c == '_' || c == '.' || c == '~' || c == '+' || c == '/' ||
+           c == '=' || c == '-';
+}
+
+static void profile_text(ut_str in, text_profile *p)
+{
+    const unsigned char *s = (const unsigned char *)in.ptr;
+    size_t run = 0;
+    *p = (text_profile){0};
+    for (size_t i = 0; i < in.len; i++) {
+        unsigned char c = s[i];
+        p->digits += c >= '0' && c <= '9';
+        if (c == '@' || (c == '%' && i + 2 < in.len && s[i + 1] == '4' && s[i + 2] == '0'))
+            p->has_at = true;
+        if (is_token_char(c)) {
+            if (++run > p->longest_token_run)
+                p->longest_token_run = run;
+        } else {
+            run = 0;
+        }
+        if ((c | 0x20) == 'b' && i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
+            p->has_bearer = true;
+    }
+}
+
+/* Character classes and boundaries shared by the patterns below. */
+#define B64 "A-Za-z0-9+/_-"
+#define EMAIL_LOCAL "A-Za-z0-9._+'\\-\\x80-\\xff"
+#define NO_NUMBER_AFTER "(?![0-9A-Za-z]|[.\\-/:][0-9])"
+#define NO_NUMBER_BEFORE "(?<![0-9A-Za-z+.\\-/])"
+#define CALLOUT(n) "(?C" #n ")"
+
+/* API keys, bearer tokens, JWTs and long random secrets. Vendor prefixes
+ * come first so that a key is caught whole whatever its alphabet. */
+static const char token_pattern[] =
+    /* JWT: header and payload are base64url JSON ("eyJ" is '{"'); the
+     * signature may be empty (alg none). */
+    "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\\.[A-Za-z0-9_-]{2,}+\\.[A-Za-z0-9_-]*+"
+    /* "Bearer <token>": the word stays, the token goes. A token made of
+     * letters only is ordinary prose ("bearer instrument"). */
+    "|(?i:\\bbearer)\\s++\\K(?=[A-Za-z]*+[0-9._~+/-])[A-Za-z0-9._~+/-]{8,}+=*+"
+    /* OpenAI and Anthropic (sk-proj-..., sk-ant-...) and similar. */
+    "|(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}+"
+    /* Stripe secret, publishable and restricted keys. */
+    "|(?<![A-Za-z0-9_-])[spr]k_(?:live|test)_[A-Za-z0-9]{16,}+"
+    /* GitHub personal, OAuth, user, server and refresh tokens. */
+    "|(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}+"
+    "|(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}+"
+    /* AWS access key ids (long-term and temporary). */
+    "|(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    /* Slack bot, user, app and configuration tokens. */
+    "|(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}+"
+    /* Google API keys. */
+    "|(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"
+    /* GitLab personal access tokens. */
+    "|(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}+"
+    /* 32 or more hex digits: keys, session ids, hashes. */
+    "|(?<![A-Za-z0-9])[0-9A-Fa-f]{32,}+(?![A-Za-z0-9])"
+    /* 32 or more base64 characters that look random (see looks_random). */
+    "|(?<![" B64 "])[" B64 "]{32,}+=*+" CALLOUT(5);
+
+/* E-mail addresses, also with '@' written %40 as in URLs. */
+static const char email_pattern[] =
+    "(?<![" EMAIL_LOCAL "])[" EMAIL_LOCAL "]++(?:@|%40)"
+    "(?:[A-Za-z0-9\\-\\x80-\\xff]++\\.)+(?:xn--[A-Za-z0-9-]++|[A-Za-z\\x80-\\xff]{2,}+)";
+
+/* IBAN: country code, two check digits, then the BBAN written contiguous
+ * or in groups of four separated by single spaces. */
+static const char iban_pattern[] =
+    "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?"
+    "(?![A-Za-z0-9])" CALLOUT(2);
+
+/* Payment cards: 13 to 19 digits, optionally separated by single spaces
+ * or dashes, that pass the Luhn check. */
+static const char card_pattern[] =
+    "(?<![0-9A-Za-z])[0-9](?:[ -]?+[0-9]){12,18}(?![0-9A-Za-z]|[.,][0-9])" CALLOUT(1);
+
+/* US social security numbers, written ddd-dd-dddd, without the numbers
+ * the SSA never issues (area 000, 666 or 9xx, group 00, serial 0000). */
+static const char ssn_pattern[] =
+    "(?<![0-9A-Za-z]|[0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}"
+    "(?![0-9A-Za-z]|-[0-9])";
+
+/* Phone numbers. Dates, times, prices, versions and SKUs are kept out by
+ * the shapes (a separator between groups, a leading + or 0, or the North
+ * American 3-3-4 grouping) and by refusing a candidate that continues with
+ * ".5", "-7", "/3" or ":30". */
+static const char phone_pattern[] =
+    /* International: +CC then groups, "(0)" trunk markers allowed. */
+    "(?<![0-9A-Za-z+])\\+[0-9]++"
+    "(?:(?:[ .-]|(?<=\\)))[0-9]++|[ .-]?+\\([0-9]++\\)){0,6}" NO_NUMBER_AFTER CALLOUT(3)
+    /* North American: (555) 123-4567, 555-123-4567, 1-800-555-0199. */
+    "|" NO_NUMBER_BEFORE "(?:1[ .-])?+(?:\\([0-9]{3}\\) ?+|[0-9]{3}[ .-])[0-9]{3}[ .-][0-9]{4}"
+    NO_NUMBER_AFTER
+    /* National with trunk 0 and one separator throughout: 020 7946 0958,
+     * 01 23 45 67 89. A date such as 05.11.2026 has too few digits, and
+     * "05.11.2026 14.32" changes separator. */
+    "|" NO_NUMBER_BEFORE "0[0-9]{1,4}+(?<sep>[ .-])[0-9]{2,8}+(?:\\k<sep>[0-9]{2,4}+){0,3}"
+    NO_NUMBER_AFTER CALLOUT(4);
+
+enum family { FAMILY_TOKEN, FAMILY_EMAIL, FAMILY_IBAN, FAMILY_CARD, FAMILY_SSN, FAMILY_PHONE, FAMILY__COUNT };
+
+static const struct family_def {
+    const char *source;
+    const char *replacement;
+    bool (*may_match)(const text_profile *p);
+} families[FAMILY__COUNT] = {
+    /* Tokens first: a JWT or key must not lose a digit run to the card or
+     * phone pattern and leave the rest behind. IBAN before card: the BBAN
+     * of a spaced IBAN is a run of digit groups. */
+    [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token},
+    [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email},
+    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban},
+    [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card},
+    [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn},
+    [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone},
+};
+
+static const char extra_replacement[] = "[redacted]";
+
+/* ---- The redactor ---- */
+
+struct ut_redactor {
+    pcre2_general_context *gctx; /* routes PCRE2's allocations to ut_malloc */
+    pcre2_compile_context *cctx;
+    pcre2_match_context *builtin_mctx; /* callouts on */
+    pcre2_match_context *extra_mctx;   /* no callouts: an extra pattern's (?C) is inert */
+    pcre2_match_data *match;
+    pcre2_code *builtin[FAMILY__COUNT];
+    pcre2_code **extra;
+    size_t n_extra;
+    ut_buf pass[2]; /* intermediate results, used in turn */
+    ut_buf url;     /* a URL stripped of fragment, userinfo and query values */
+};
+
+static void *pcre2_malloc_hook(PCRE2_SIZE size, void *ud)
+{
+    (void)ud;
+    return ut_malloc(size);
+}
+
+static void pcre2_free_hook(void *ptr, void *ud)
+{
+    (void)ud;
+    ut_free(ptr);
+}
+
+static void set_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_error(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Bytes of an extra pattern quoted in an error message. */
+#define PATTERN_QUOTE_MAX_CHARS 40
+
+/* Compiles one pattern and JIT-compiles it when possible. Without JIT
+ * (unsupported platform, or no memory for it) the interpreter gives the same
+ * matches, only slower, so that failure is not an error. Returns NULL with
+ * *errcode and *erroffset set when the pattern does not compile. */
+static pcre2_code *compile_pattern(ut_redactor *r, const char *src, size_t len, uint32_t options,
+                                   int *errcode, PCRE2_SIZE *erroffset)
+{
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)src, len, options, errcode, erroffset, r->cctx);
+    if (code)
+        (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+    return code;
+}
+
+static ut_status compile_extra(ut_redactor *r, size_t index, const char *src, char *err,
+                               size_t errlen)
+{
+    if (!src) {
+        set_error(err, errlen, "redaction pattern %zu is missing (NULL)", index + 1);
+        return UT_EINVAL;
+    }
+    size_t len = strlen(src);
+    size_t quoted = ut_utf8_prefix_chars(ut_str_from(src, len), PATTERN_QUOTE_MAX_CHARS);
+    const char *ellipsis = quoted < len ? "…" : "";
+    if (len > UT_REDACT_PATTERN_MAX_BYTES) {
+        set_error(err, errlen,
+                  "redaction pattern %zu ('%.*s%s') is %zu bytes long; at most %d are allowed",
+                  index + 1, (int)quoted, src, ellipsis, len, UT_REDACT_PATTERN_MAX_BYTES);
+        return UT_EINVAL;
+    }
+    int errcode;
+    PCRE2_SIZE erroffset;
+    /* \C could split a UTF-8 character and leave invalid text behind. */
+    pcre2_code *code = compile_pattern(r, src, len,
+                                       PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_NEVER_BACKSLASH_C,
+                                       &errcode, &erroffset);
+    if (!code) {
+        if (errcode == PCRE2_ERROR_NOMEMORY || errcode == PCRE2_ERROR_HEAP_FAILED)
+            return UT_ENOMEM;
+        PCRE2_UCHAR message[256];
+        if (pcre2_get_error_message(errcode, message, sizeof message) < 0)
+            snprintf((char *)message, sizeof message, "PCRE2 error %d", errcode);
+        set_error(err, errlen, "redaction pattern %zu ('%.*s%s'): %s at offset %zu", index + 1,
+                  (int)quoted, src, ellipsis, (const char *)message, (size_t)erroffset);
+        return UT_EINVAL;
+    }
+    r->extra[r->n_extra++] = code;
+    uint32_t min_length = 0;
+    if (pcre2_pattern_info(code, PCRE2_INFO_MINLENGTH, &min_length) != 0 || min_length == 0) {
+        set_error(err, errlen,
+                  "redaction pattern %zu ('%.*s%s') can match empty text; make it match at least "
+                  "one character",
+                  index + 1, (int)quoted, src, ellipsis);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+ut_status ut_redactor_new(const char *const *extra, size_t n_extra, ut_redactor **out, char *err,
+                          size_t errlen)
+{
+    *out = NULL;
+    set_error(err, errlen, "%s", "");
+    if (n_extra > UT_REDACT_PATTERNS_MAX) {
+        set_error(err, errlen,
+                  "%zu extra redaction patterns given; at most %d are allowed (join some with |)",
+                  n_extra, UT_REDACT_PATTERNS_MAX);
+        return UT_EINVAL;
+    }
+    ut_redactor *r = ut_calloc(1, sizeof *r);
+    if (!r)
+        return UT_ENOMEM;
+    ut_status st = UT_ENOMEM;
+    r->gctx = pcre2_general_context_create(pcre2_malloc_hook, pcre2_free_hook, NULL);
+    if (!r->gctx)
+        goto fail;
+    r->cctx = pcre2_compile_context_create(r->gctx);
+    r->builtin_mctx = pcre2_match_context_create(r->gctx);
+    r->extra_mctx = pcre2_match_context_create(r->gctx);
+    /* Only the whole match is used: one offset pair is enough. */
+    r->match = pcre2_match_data_create(1, r->gctx);
+    if (!r->cctx || !r->builtin_mctx || !r->extra_mctx || !r->match)
+        goto fail;
+    pcre2_set_callout(r->builtin_mctx, builtin_callout, NULL);
+    pcre2_set_match_limit(r->builtin_mctx, UT_REDACT_MATCH_LIMIT);
+    pcre2_set_match_limit(r->extra_mctx, UT_REDACT_MATCH_LIMIT);
+
+    for (size_t f = 0; f < FAMILY__COUNT; f++) {
+        int errcode;
+        PCRE2_SIZE erroffset;
+        r->builtin[f] = compile_pattern(r, families[f].source, PCRE2_ZERO_TERMINATED, 0, &errcode,
+                                        &erroffset);
+        if (!r->builtin[f]) {
+            if (errcode != PCRE2_ERROR_NOMEMORY && errcode != PCRE2_ERROR_HEAP_FAILED) {
+                /* Only a PCRE2 built without some feature can get here. */
+                PCRE2_UCHAR message[256];
+                if (pcre2_get_error_message(errcode, message, sizeof message) < 0)
+                    snprintf((char *)message, sizeof message, "PCRE2 error %d", errcode);
+                set_error(err, errlen, "built-in redaction pattern %s does not compile: %s at offset %zu",
+                          families[f].replacement, (const char *)message, (size_t)erroffset);
+                st = UT_EINVAL;
+            }
+            goto fail;
+        }
+    }
+
+    if (n_extra > 0) {
+        r->extra = ut_calloc(n_extra, sizeof *r->extra);
+        if (!r->extra)
+            goto fail;
+        for (size_t i = 0; i < n_extra; i++) {
+            st = compile_extra(r, i, extra[i], err, errlen);
+            if (st != UT_OK)
+                goto fail;
+        }
+    }
+    *out = r;
+    return UT_OK;
+
+fail:
+    if (st == UT_ENOMEM)
+        set_error(err, errlen, "out of memory while compiling the redaction patterns");
+    ut_redactor_free(r);
+    return st;
+}
+
+void ut_redactor_free(ut_redactor *r)
+{
+    if (!r)
+        return;
+    for (size_t f = 0; f < FAMILY__COUNT; f++)
+        pcre2_code_free(r->builtin[f]);
+    for (size_t i = 0; i < r->n_extra; i++)
+        pcre2_code_free(r->extra[i]);
+    ut_free(r->extra);
+    pcre2_match_data_free(r->match);
+    pcre2_match_context_free(r->builtin_mctx);
+    pcre2_match_context_free(r->extra_mctx);
+    pcre2_compile_context_free(r->cctx);
+    pcre2_general_context_free(r->gctx);
+    ut_buf_free(&r->pass[0]);
+    ut_buf_free(&r->pass[1]);
+    ut_buf_free(&r->url);
+    ut_free(r);
+}
+
+/* ---- Matching ---- */
+
+/* Result of one pass besides ut_status: the pass gave up (a match limit,
+ * a PCRE2 error), and the whole text must be replaced. */
+#define PASS_GAVE_UP 1
+
+/* Replaces every match of `code` in `in` by `replacement`, writing into
+ * `dst` (reset first) only when there is a match; *changed tells whether
+ * it did. Returns UT_OK, UT_ENOMEM, or PASS_GAVE_UP. */
+static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
+                       const char *replacement, ut_buf *dst, bool *changed)
+{
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    size_t replacement_len = strlen(replacement);
+    size_t copied = 0; /* bytes of `in` already handled */
+    size_t offset = 0; /* where the next search starts */
+    *changed = false;
+    while (offset <= in.len) {
+        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc == PCRE2_ERROR_NOMEMORY)
+            return UT_ENOMEM;
+        if (rc < 0)
+            return PASS_GAVE_UP;
+        size_t start = ov[0], end = ov[1];
+        if (end <= start) {
+            /* An empty match (only possible with \K tricks in an extra
+             * pattern): nothing to replace; step over one character. */
+            offset = (end > start ? end : start) + 1;
+            while (offset < in.len && ((unsigned char)in.ptr[offset] & 0xC0) == 0x80)
+                offset++;
+            continue;
+        }
+        if (!*changed) {
+            ut_buf_reset(dst);
+            *changed = true;
+        }
+        ut_buf_append(dst, in.ptr + copied, start - copied);
+        ut_buf_append(dst, replacement, replacement_len);
+        copied = offset = end;
+    }
+    if (*changed)
+        ut_buf_append(dst, in.ptr + copied, in.len - copied);
+    return dst->oom ? UT_ENOMEM : UT_OK;
+}
+
+/* One pass of the pipeline: runs `code` over *cur and, when it rewrote the
+ * text, makes *cur the rewritten text in the next pass buffer. */
+static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                    const char *replacement, ut_str *cur, unsigned *next)
+{
+    bool changed;
+    ut_buf *dst = &r->pass[*next];
+    int rc = replace_all(r, code, mctx, *cur, replacement, dst, &changed);
+    if (rc == UT_OK && changed) {
+        *cur = ut_buf_str(dst);
+        *next ^= 1;
+    }
+    return rc;
+}
+
+ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
+{
+    if (in.len == 0)
+        return UT_OK;
+    text_profile profile;
+    profile_text(in, &profile);
+
+    ut_str cur = in;
+    unsigned next = 0;
+    int rc = UT_OK;
+    for (size_t i = 0; i < r->n_extra && rc == UT_OK; i++)
+        rc = run_pass(r, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
+    for (size_t f = 0; f < FAMILY__COUNT && rc == UT_OK; f++) {
+        if (families[f].may_match(&profile))
+            rc = run_pass(r, r->builtin[f], r->builtin_mctx, families[f].replacement, &cur, &next);
+    }
+    if (rc == PASS_GAVE_UP) {
+        /* Fail closed: text that could not be searched is not let through. */
+        return ut_buf_append_cstr(out, extra_replacement);
+    }
+    if (rc != UT_OK)
+        return (ut_status)rc;
+    return ut_buf_append_str(out, cur);
+}
+
+/* ---- URLs ---- */
+
+static const char *find_byte(const char *s, size_t len, char c)
+{
+    return len ? memchr(s, c, len) : NULL;
+}
+
+/* The offset where the authority of `url` (before its query) starts, or
+ * SIZE_MAX when it has none: "scheme://" or a network-path "//". */
+static size_t authority_start(const char *url, size_t len)
+{
+    if (len >= 2 && url[0] == '/' && url[1] == '/')
+        return 2;
+    for (size_t i = 0; i < len; i++) {
+        char c = url[i];
+        bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+        if (scheme_char)
+            continue;
+        if (c == ':' && i > 0 && i + 2 < len && url[i + 1] == '/' && url[i + 2] == '/')
+            return i + 3;
+        break;
+    }
+    return SIZE_MAX;
+}
+
+/* Writes into `u` the URL without its fragment, without userinfo
+ * ("user:password@") and with every query value removed. */
+static void strip_url(ut_str in, ut_buf *u)
+{
+    const char *hash = find_byte(in.ptr, in.len, '#');
+    size_t end = hash ? (size_t)(hash - in.ptr) : in.len;
+    const char *question = find_byte(in.ptr, end, '?');
+    size_t query = question ? (size_t)(question - in.ptr) : end;
+
+    size_t auth = authority_start(in.ptr, query);
+    if (auth != SIZE_MAX) {
+        const char *slash = find_byte(in.ptr + auth, query - auth, '/');
+        size_t auth_end = slash ? (size_t)(slash - in.ptr) : query;
+        const char *at = NULL;
+        for (size_t i = auth; i < auth_end; i++)
+            if (in.ptr[i] == '@')
+                at = in.ptr + i;
+        ut_buf_append(u, in.ptr, auth);
+        size_t host = at ? (size_t)(at - in.ptr) + 1 : auth;
+        ut_buf_append(u, in.ptr + host, query - host);
+    } else {
+        ut_buf_append(u, in.ptr, query);
+    }
+    if (!question)
+        return;
+
+    ut_buf_append(u, "?", 1);
+    size_t pos = query + 1;
+    while (pos <= end) {
+        const char *amp = find_byte(in.ptr + pos, end - pos, '&');
+        size_t pair_end = amp ? (size_t)(amp - in.ptr) : end;
+        const char *eq = find_byte(in.ptr + pos, pair_end - pos, '=');
+        size_t key_end = eq ? (size_t)(eq - in.ptr) + 1 : pair_end; /* the '=' stays */
+        ut_buf_append(u, in.ptr + pos, key_end - pos);
+        if (!amp)
+            break;
+        ut_buf_append(u, "&", 1);
+        pos = pair_end + 1;
+    }
+}
+
+/* A URL is redacted one component at a time: between two of these
+ * delimiters. A '/' in a URL always separates path segments (a literal one
+ * is written %2F), so a random segment such as a reset token becomes
+ * "/reset/[token]" instead of taking its neighbours along as one long
+ * base64-looking run. */
+static bool is_url_delimiter(char c)
+{
+    return c == '/' || c == '?' || c == '&' || c == '=';
+}
+
+ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
+{
+    ut_buf_reset(&r->url);
+    strip_url(in, &r->url);
+    if (r->url.oom)
+        return UT_ENOMEM;
+
+    const char *u = r->url.data;
+    size_t len = r->url.len;
+    size_t out_start = out->len;
+    size_t pos = 0;
+    while (pos < len) {
+        size_t end = pos;
+        while (end < len && !is_url_delimiter(u[end]))
+            end++;
+        if (ut_redact_text(r, ut_str_from(u + pos, end - pos), out) != UT_OK ||
+            (end < len && ut_buf_append(out, u + end, 1) != UT_OK)) {
+            out->len = out_start;
+            if (out->data)
+                out->data[out->len] = '\0';
+            return UT_ENOMEM;
+        }
+        pos = end + 1;
+    }
+    return UT_OK;
+}
+
+/* ---- Events ---- */
+
+/* Empty fields of a redacted event point here rather than at NULL, so that
+ * memcpy and printf("%.*s") on them stay well defined. */
+static const ut_str empty_text = {"", 0};
+
+enum field_treatment { FIELD_VERBATIM, FIELD_TEXT, FIELD_URL };
+
+/* Where a field of the output event ended up in scratch. Pointers are set
+ * only once every field is in, because appending may move scratch. */
+typedef struct field_place {
+    ut_str *field;
+    size_t offset;
+    size_t len;
+} field_place;
+
+/* tab, role, el, url, title, name, value, text, context name, cells. */
+#define EVENT_TEXT_FIELDS_MAX (9 + UT_CTX_CELLS_MAX)
+
+typedef struct field_places {
+    field_place at[EVENT_TEXT_FIELDS_MAX];
+    size_t n;
+} field_places;
+
+/* The longest prefix of s[0..len) of at most max_bytes that ends on a
+ * character boundary. */
+static size_t utf8_cut(const char *s, size_t len, size_t max_bytes)
+{
+    if (len <= max_bytes)
+        return len;
+    size_t cut = max_bytes;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+        cut--;
+    return cut;
+}
+
+/* Appends one field of the output event to scratch. A redacted field is
+ * cut back to its protocol limit: a replacement such as "[email]" can be
+ * longer than the text it replaced. */
+static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *places, ut_str *field,
+                             enum field_treatment how, size_t max_bytes)
+{
+    ut_str in = *field;
+    if (in.len == 0) {
+        *field = empty_text;
+        return UT_OK;
+    }
+    size_t offset = scratch->len;
+    ut_status st;
+    switch (how) {
+    case FIELD_URL: st = ut_redact_url(r, in, scratch); break;
+    case FIELD_TEXT: st = ut_redact_text(r, in, scratch); break;
+    default: st = ut_buf_append_str(scratch, in); break;
+    }
+    if (st != UT_OK)
+        return st;
+    size_t len = utf8_cut(scratch->data + offset, scratch->len - offset, max_bytes);
+    scratch->len = offset + len;
+    scratch->data[scratch->len] = '\0';
+    places->at[places->n++] = (field_place){field, offset, len};
+    return UT_OK;
+}
+
+ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_buf *scratch)
+{
+    ut_event red = *ev;
+    if (red.sens) {
+        /* The sender judged the element sensitive: what it says and where
+         * it sits are never stored (protocol §1, click and change). */
+        red.name = empty_text;
+        red.value = empty_text;
+        red.has_value = false;
+        red.ctx.kind = UT_CTX_NONE;
+        red.ctx.name = empty_text;
+        red.ctx.ncells = 0;
+    }
+    if (red.ctx.ncells > UT_CTX_CELLS_MAX)
+        red.ctx.ncells = UT_CTX_CELLS_MAX;
+    for (uint32_t i = red.ctx.ncells; i < UT_CTX_CELLS_MAX; i++)
+        red.ctx.cells[i] = empty_text;
+
+    size_t text_max = ev->kind == UT_KIND_ALERT ? UT_ALERT_TEXT_MAX_BYTES : UT_DIALOG_TEXT_MAX_BYTES;
+    size_t scratch_start = scratch->len;
+    field_places places = {.n = 0};
+    ut_status st = UT_OK;
+    /* Keys and roles come from the page's code, not from what the user
+     * sees or types, and must stay exactly as sent: a tab id or element key
+     * that happened to be 32 hex digits would otherwise become "[token]"
+     * and merge with every other such key. */
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.tab, FIELD_VERBATIM, SIZE_MAX);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.role, FIELD_VERBATIM, SIZE_MAX);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.el, FIELD_VERBATIM, SIZE_MAX);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.url, FIELD_URL, UT_URL_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.title, FIELD_TEXT, UT_TITLE_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.name, FIELD_TEXT, UT_NAME_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.value, FIELD_TEXT, UT_VALUE_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.text, FIELD_TEXT, text_max);
+    if (st == UT_OK)
+        st = place_field(r, scratch, &places, &red.ctx.name, FIELD_TEXT, UT_CELL_MAX_BYTES);
+    for (uint32_t i = 0; i < red.ctx.ncells && st == UT_OK; i++)
+        st = place_field(r, scratch, &places, &red.ctx.cells[i], FIELD_TEXT, UT_CELL_MAX_BYTES);
+    if (st != UT_OK) {
+        scratch->len = scratch_start;
+        if (scratch->data)
+            scratch->data[scratch->len] = '\0';
+        return st;
+    }
+    for (size_t i = 0; i < places.n; i++)
+        *places.at[i].field = ut_str_from(scratch->data + places.at[i].offset, places.at[i].len);
+    *out = red;
+    return UT_OK;
+}
