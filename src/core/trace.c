@@ -1,1 +1,890 @@
-/* Being written. */
+/* The serializers: the trace of protocol §4 (text and JSON), GET /v1/tabs
+ * and the JSON of one applied event.
+ *
+ * Text that came from a page is printed through `clip`: control
+ * characters and line separators become spaces, so that no name, cell or
+ * snapshot can start a line of its own and pass for an entry, and long
+ * text is cut on a character boundary with "…". */
+#include "engine_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define US_PER_MS INT64_C(1000)
+#define US_PER_S INT64_C(1000000)
+#define SECONDS_PER_DAY INT64_C(86400)
+
+static const char ELLIPSIS[] = "\xE2\x80\xA6"; /* U+2026 */
+static const char ARROW[] = " \xE2\x86\x92 "; /* " → " */
+
+static const char *const ctx_kind_names[UT_CTX__COUNT] = {
+    [UT_CTX_NONE] = "", [UT_CTX_ROW] = "row", [UT_CTX_TOOLBAR] = "toolbar",
+    [UT_CTX_GROUP] = "group", [UT_CTX_DIALOG] = "dialog", [UT_CTX_MENU] = "menu",
+    [UT_CTX_TABLIST] = "tablist", [UT_CTX_FORM] = "form", [UT_CTX_NAVIGATION] = "navigation",
+    [UT_CTX_REGION] = "region", [UT_CTX_LIST] = "list",
+};
+
+static const char *const how_names[UT_NAV__COUNT] = {
+    [UT_NAV_LOAD] = "load", [UT_NAV_RELOAD] = "reload", [UT_NAV_PUSH] = "push",
+    [UT_NAV_REPLACE] = "replace", [UT_NAV_POP] = "pop", [UT_NAV_HASH] = "hash",
+};
+
+/* How a navigation reads in a text trace: a full load needs no word; the
+ * history API's words mean little to an assistant, so say what the user
+ * saw. */
+static const char *const how_labels[UT_NAV__COUNT] = {
+    [UT_NAV_LOAD] = "", [UT_NAV_RELOAD] = " (reload)", [UT_NAV_PUSH] = " (in-app)",
+    [UT_NAV_REPLACE] = " (in-app redirect)", [UT_NAV_POP] = " (back/forward)",
+    [UT_NAV_HASH] = " (in-page anchor)",
+};
+
+static const char *const level_names[] = {
+    [UT_LEVEL_NONE] = "", [UT_LEVEL_ERROR] = "error", [UT_LEVEL_WARNING] = "warning",
+    [UT_LEVEL_INFO] = "info",
+};
+
+static const char *enum_name(const char *const *names, size_t n, unsigned v)
+{
+    return v < n && names[v] ? names[v] : "";
+}
+#define ENUM_NAME(table, v) enum_name((table), sizeof(table) / sizeof((table)[0]), (unsigned)(v))
+
+/* ---- Small pieces ---- */
+
+static void buf_truncate(ut_buf *b, size_t len)
+{
+    if (b->data && len <= b->len) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
+static size_t utf8_chars(const char *p, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)p[i] & 0xC0) != 0x80;
+    return n;
+}
+
+uint32_t ut__tokens_estimate(const char *p, size_t len)
+{
+    uint64_t ascii = 0, other = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x80)
+            ascii++;
+        else if ((c & 0xC0) != 0x80)
+            other++;
+    }
+    uint64_t tokens = (ascii + 3) / 4 + other;
+    return tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)tokens;
+}
+
+/* Appends `len` bytes of UTF-8 text with C0 controls, DEL and U+2028/2029
+ * replaced by spaces. */
+static void put_sanitized(ut_buf *out, const char *p, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        size_t skip = 0;
+        if (c < 0x20 || c == 0x7F)
+            skip = 1;
+        else if (c == 0xE2 && i + 2 < len && (unsigned char)p[i + 1] == 0x80 &&
+                 ((unsigned char)p[i + 2] == 0xA8 || (unsigned char)p[i + 2] == 0xA9))
+            skip = 3;
+        if (!skip)
+            continue;
+        ut_buf_append(out, p + run, i - run);
+        ut_buf_append(out, " ", 1);
+        i += skip - 1;
+        run = i + 1;
+    }
+    ut_buf_append(out, p + run, len - run);
+}
+
+/* Text cut to a number of characters: pieces are appended until the
+ * budget runs out, then "…" once. */
+typedef struct clip {
+    ut_buf *out;
+    size_t left;
+    bool cut;
+} clip;
+
+static void clip_put(clip *c, ut_str s)
+{
+    if (c->cut || s.len == 0)
+        return;
+    if (c->left == 0) {
+        ut_buf_append_cstr(c->out, ELLIPSIS);
+        c->cut = true;
+        return;
+    }
+    size_t n = ut_utf8_prefix_chars(s, c->left);
+    put_sanitized(c->out, s.ptr, n);
+    c->left -= utf8_chars(s.ptr, n);
+    if (n < s.len) {
+        ut_buf_append_cstr(c->out, ELLIPSIS);
+        c->cut = true;
+    }
+}
+
+static void put_text(ut_buf *out, ut_str s, size_t max_chars)
+{
+    clip c = {out, max_chars, false};
+    clip_put(&c, s);
+}
+
+static void put_quoted(ut_buf *out, ut_str s)
+{
+    ut_buf_append(out, "\"", 1);
+    put_text(out, s, UT_TEXT_PRINT_MAX_CHARS);
+    ut_buf_append(out, "\"", 1);
+}
+
+/* " [ROLE]", or nothing for an element without a role. */
+static void put_role(ut_buf *out, ut_str role)
+{
+    if (!role.len)
+        return;
+    ut_buf_append_cstr(out, " [");
+    put_text(out, role, UT_ROLE_MAX_BYTES);
+    ut_buf_append_cstr(out, "]");
+}
+
+static void put_name(ut_buf *out, ut_str name)
+{
+    if (!name.len)
+        return;
+    ut_buf_append(out, " ", 1);
+    put_quoted(out, name);
+}
+
+ut_str ut__url_path(ut_str url)
+{
+    const char *p = url.ptr, *end = url.ptr + url.len;
+    const char *scheme = url.len ? memmem(url.ptr, url.len, "://", 3) : NULL;
+    if (scheme) {
+        p = scheme + 3;
+        while (p < end && *p != '/' && *p != '?' && *p != '#')
+            p++;
+    }
+    const char *hash = p < end ? memchr(p, '#', (size_t)(end - p)) : NULL;
+    if (hash)
+        end = hash;
+    if (p == end || *p != '/')
+        return p == end ? UT_STR_LIT("/") : (ut_str){p, (size_t)(end - p)};
+    return (ut_str){p, (size_t)(end - p)};
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+#define CLOCK_LEN 8 /* "HH:MM:SS" */
+
+static void format_clock(char dst[CLOCK_LEN + 1], int64_t time_us, int32_t tz_min)
+{
+    int64_t secs = floor_div(time_us, US_PER_S) + (int64_t)tz_min * 60;
+    int64_t sod = secs - floor_div(secs, SECONDS_PER_DAY) * SECONDS_PER_DAY;
+    const int64_t parts[3] = {sod / 3600, sod / 60 % 60, sod % 60};
+    for (int i = 0; i < 3; i++) {
+        dst[3 * i] = (char)('0' + parts[i] / 10);
+        dst[3 * i + 1] = (char)('0' + parts[i] % 10);
+        if (i < 2)
+            dst[3 * i + 2] = ':';
+    }
+    dst[CLOCK_LEN] = '\0';
+}
+
+/* Appends the HH:MM:SS of `time_us` in the zone `tz_min` minutes east of
+ * UTC. */
+static ut_status put_clock(ut_buf *out, int64_t time_us, int32_t tz_min)
+{
+    char clock[CLOCK_LEN + 1];
+    format_clock(clock, time_us, tz_min);
+    return ut_buf_append(out, clock, CLOCK_LEN);
+}
+
+/* Appends an ISO-8601 UTC time with milliseconds, quoted, as a JSON string. */
+static ut_status put_iso_time(ut_buf *out, int64_t time_us)
+{
+    time_t secs = (time_t)floor_div(time_us, US_PER_S);
+    int ms = (int)((time_us - (int64_t)secs * US_PER_S) / US_PER_MS);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm))
+        return ut_buf_append_cstr(out, "null");
+    return ut_buf_printf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+/* The page state word: "stable", "changing", or "unknown" for a tab that
+ * never sent a mutation record. */
+static const char *page_state_name(const ut_stab_status *st)
+{
+    if (!st->has_mutations)
+        return "unknown";
+    return st->state == UT_PAGE_CHANGING ? "changing" : "stable";
+}
+
+/* ---- Text lines ---- */
+
+/* The STATE of a click: "(checked)", "(not expanded)", "(checked, selected)".
+ * A state sent as false prints as "not ...": an assistant must be able to
+ * tell a collapsed section from one whose state is unknown. */
+static void put_state(ut_buf *out, uint8_t set, uint8_t on)
+{
+    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
+    bool first = true;
+    for (unsigned i = 0; i < 4; i++) {
+        if (!(set & (1u << i)))
+            continue;
+        ut_buf_append_cstr(out, first ? " (" : ", ");
+        if (!(on & (1u << i)))
+            ut_buf_append_cstr(out, "not ");
+        ut_buf_append_cstr(out, words[i]);
+        first = false;
+    }
+    if (!first)
+        ut_buf_append_cstr(out, ")");
+}
+
+static void put_ctx(ut_buf *out, const ut__entry *en)
+{
+    ut_str list = ut__entry_field(en, UT__F_CTX), item;
+    if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE || list.len == 0)
+        return;
+    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    clip c = {out, UT_CTX_PRINT_MAX_CHARS, false};
+    bool first = true;
+    while (ut__list_next(&list, &item)) {
+        if (!first)
+            clip_put(&c, UT_STR_LIT(" | "));
+        clip_put(&c, item);
+        first = false;
+    }
+    ut_buf_append_cstr(out, ")");
+}
+
+static const char *alert_word(ut_str role)
+{
+    if (ut_str_eq_cstr(role, "status"))
+        return "status";
+    if (ut_str_eq_cstr(role, "log"))
+        return "log";
+    return "alert";
+}
+
+/* `alert [error] "Price must be positive"`: the role word, the level when
+ * the sender gave one, and the text. */
+static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
+{
+    ut_buf_append_cstr(out, alert_word(role));
+    if (level != UT_LEVEL_NONE)
+        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, level));
+    ut_buf_append(out, " ", 1);
+    put_quoted(out, text);
+}
+
+static void put_outcome(ut_buf *out, const ut__entry *en)
+{
+    ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
+    ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
+    switch ((ut__outcome)en->outcome) {
+    case UT__OUT_NONE: return;
+    case UT__OUT_DIALOG:
+        ut_buf_append_cstr(out, ARROW);
+        ut_buf_append_cstr(out, "opened");
+        put_role(out, role);
+        put_name(out, text);
+        return;
+    case UT__OUT_NAV:
+        ut_buf_append_cstr(out, ARROW);
+        ut_buf_append_cstr(out, "navigated to ");
+        put_text(out, text, UT_TEXT_PRINT_MAX_CHARS);
+        return;
+    case UT__OUT_ALERT:
+        ut_buf_append_cstr(out, ARROW);
+        put_alert(out, role, en->outcome_detail, text);
+        return;
+    case UT__OUT_CHANGED:
+        ut_buf_append_cstr(out, ARROW);
+        ut_buf_append_cstr(out, "page changed");
+        return;
+    case UT__OUT_DEAD:
+        ut_buf_append_cstr(out, ARROW);
+        ut_buf_append_cstr(out, "no visible response");
+        return;
+    }
+}
+
+static void put_click(ut_buf *out, const ut__entry *en)
+{
+    bool rage = en->flags & UT__EF_RAGE;
+    ut_buf_append_cstr(out, "click");
+    /* A double click reads as one click; more is worth saying. */
+    if (rage || en->count > 2)
+        ut_buf_printf(out, " \xC3\x97%" PRIu32, en->count);
+    put_role(out, ut__entry_field(en, UT__F_ROLE));
+    if (en->flags & UT__EF_SENS) {
+        ut_buf_append_cstr(out, " (sensitive)");
+    } else {
+        put_name(out, ut__entry_field(en, UT__F_NAME));
+        put_state(out, en->state_set, en->state_on);
+        put_ctx(out, en);
+    }
+    if (rage)
+        ut_buf_append_cstr(out, " (rage click)");
+    put_outcome(out, en);
+}
+
+static void put_burst(ut_buf *out, const ut__entry *en)
+{
+    ut_buf_printf(out, "clicked %" PRIu32 "\xC3\x97", en->count);
+    put_role(out, ut__entry_field(en, UT__F_ROLE));
+    put_ctx(out, en);
+    ut_buf_append_cstr(out, ":");
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), el, name;
+    uint32_t shown = 0;
+    while (shown < UT_BURST_NAMES_SHOWN && ut__list_next(&list, &el) && ut__list_next(&list, &name)) {
+        ut_buf_append_cstr(out, shown ? ", " : " ");
+        put_quoted(out, name);
+        shown++;
+    }
+    if (en->count > shown)
+        ut_buf_printf(out, " %s (+%" PRIu32 " more)", ELLIPSIS, en->count - shown);
+    put_outcome(out, en);
+}
+
+static void put_change(ut_buf *out, const ut__entry *en)
+{
+    ut_str role = ut__entry_field(en, UT__F_ROLE);
+    bool sens = en->flags & UT__EF_SENS;
+    if (en->flags & UT__EF_HAS_LEN && !(en->flags & UT__EF_HAS_VALUE)) {
+        ut_buf_printf(out, "typed %" PRIu32 " char%s into", en->count, en->count == 1 ? "" : "s");
+    } else {
+        ut_buf_append_cstr(out, en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? "set"
+                                                                                     : "changed");
+    }
+    put_role(out, role);
+    if (sens)
+        ut_buf_append_cstr(out, " (sensitive)");
+    else
+        put_name(out, ut__entry_field(en, UT__F_NAME));
+    if (en->flags & UT__EF_HAS_VALUE) {
+        ut_buf_append_cstr(out, " = ");
+        put_quoted(out, ut__entry_field(en, UT__F_TEXT));
+    } else if (en->flags & UT__EF_HAS_CHECKED && !(en->flags & UT__EF_HAS_LEN)) {
+        ut_buf_append_cstr(out, en->flags & UT__EF_CHECKED ? " = checked" : " = unchecked");
+    }
+}
+
+static void put_entry_text(ut_buf *out, const ut__entry *en)
+{
+    switch ((ut__entry_kind)en->kind) {
+    case UT__E_CLICK: put_click(out, en); return;
+    case UT__E_BURST: put_burst(out, en); return;
+    case UT__E_CHANGE: put_change(out, en); return;
+    case UT__E_ALERT:
+        put_alert(out, ut__entry_field(en, UT__F_ROLE), en->detail, ut__entry_field(en, UT__F_TEXT));
+        return;
+    case UT__E_DIALOG_OPEN:
+        ut_buf_append_cstr(out, "opened");
+        put_role(out, ut__entry_field(en, UT__F_ROLE));
+        put_name(out, ut__entry_field(en, UT__F_NAME));
+        return;
+    case UT__E_DIALOG_CLOSE: {
+        ut_buf_append_cstr(out, "closed");
+        put_role(out, ut__entry_field(en, UT__F_ROLE));
+        put_name(out, ut__entry_field(en, UT__F_NAME));
+        ut_str shown = ut__entry_field(en, UT__F_TEXT);
+        if (shown.len) {
+            ut_buf_append_cstr(out, " \xE2\x80\x94 it showed: ");
+            put_text(out, shown, UT_TEXT_PRINT_MAX_CHARS);
+        }
+        return;
+    }
+    case UT__E_NAV:
+        ut_buf_append_cstr(out, "navigate");
+        ut_buf_append_cstr(out, ENUM_NAME(how_labels, en->detail));
+        ut_buf_append(out, " ", 1);
+        put_text(out, ut__url_path(ut__entry_field(en, UT__F_TEXT)), UT_TEXT_PRINT_MAX_CHARS);
+        put_name(out, ut__entry_field(en, UT__F_NAME));
+        return;
+    }
+}
+
+/* The PAGE line, without its newline, into `dst`. */
+static void format_page_line(char *dst, size_t cap, const ut_stab_status *st, int32_t tz)
+{
+    char since[CLOCK_LEN + 1];
+    format_clock(since, st->since_us, tz);
+    if (!st->has_mutations) {
+        snprintf(dst, cap, "PAGE: no DOM activity reported");
+    } else if (st->state == UT_PAGE_STABLE) {
+        if (st->since_us)
+            snprintf(dst, cap, "PAGE: stable since %s", since);
+        else
+            snprintf(dst, cap, "PAGE: stable");
+    } else {
+        int n = st->since_us ? snprintf(dst, cap, "PAGE: changing since %s (intensity %.1f", since,
+                                        isfinite(st->intensity) ? st->intensity : 0.0)
+                             : snprintf(dst, cap, "PAGE: changing (intensity %.1f",
+                                        isfinite(st->intensity) ? st->intensity : 0.0);
+        if (n > 0 && (size_t)n < cap) {
+            if (st->busy)
+                snprintf(dst + n, cap - (size_t)n, ", %" PRIu32 " loading indicator%s)", st->busy,
+                         st->busy == 1 ? "" : "s");
+            else
+                snprintf(dst + n, cap - (size_t)n, ")");
+        }
+    }
+}
+
+static const char FRAME_HEAD[] =
+    "--- Recent User Activity ---\n"
+    "Use this to understand the user's intent and which item/element they are asking about.\n"
+    "<user_activity>\n";
+static const char FRAME_TAIL[] = "</user_activity>\n";
+static const char TRACE_HEADER[] = "RECENT USER ACTIONS (newest first):\n";
+
+/* The number of entries a trace shows under `opts->limit`. */
+static uint32_t shown_entries(const ut__tab *t, const ut_trace_opts *opts)
+{
+    uint32_t n = t->ring.count;
+    if (opts->limit && opts->limit < n)
+        n = opts->limit;
+    return n;
+}
+
+static int32_t tab_tz(const ut__tab *t)
+{
+    return t->has_tz ? t->tz_min : 0;
+}
+
+static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
+{
+    ut_stab_status page;
+    ut__tab_page_status(t, &page);
+    char page_line[160];
+    format_page_line(page_line, sizeof page_line, &page, tab_tz(t));
+
+    uint64_t used = ut__tokens_estimate(TRACE_HEADER, sizeof TRACE_HEADER - 1) +
+                    ut__tokens_estimate(page_line, strlen(page_line) + 1);
+    if (opts->framed) {
+        used += ut__tokens_estimate(FRAME_HEAD, sizeof FRAME_HEAD - 1) +
+                ut__tokens_estimate(FRAME_TAIL, sizeof FRAME_TAIL - 1);
+        ut_buf_append_cstr(out, FRAME_HEAD);
+    }
+    ut_buf_append_cstr(out, TRACE_HEADER);
+    uint32_t n = shown_entries(t, opts);
+    for (uint32_t i = 0; i < n; i++) {
+        const ut__entry *en = *ut__ring_newest(&t->ring, i);
+        size_t line_start = out->len;
+        ut_buf_append_cstr(out, "- ");
+        put_clock(out, en->time_us, tab_tz(t));
+        ut_buf_append(out, " ", 1);
+        put_entry_text(out, en);
+        ut_buf_append(out, "\n", 1);
+        if (opts->max_tokens && !out->oom) {
+            used += ut__tokens_estimate(out->data + line_start, out->len - line_start);
+            if (used > opts->max_tokens) {
+                /* Lines go whole or not at all, and the older ones first. */
+                buf_truncate(out, line_start);
+                break;
+            }
+        }
+    }
+    ut_buf_append_cstr(out, page_line);
+    ut_buf_append(out, "\n", 1);
+    if (opts->framed)
+        ut_buf_append_cstr(out, FRAME_TAIL);
+}
+
+/* ---- JSON ---- */
+
+static void json_key(ut_buf *out, const char *key)
+{
+    ut_buf_printf(out, ",\"%s\":", key);
+}
+
+static void json_str_field(ut_buf *out, const char *key, ut_str v)
+{
+    json_key(out, key);
+    ut_buf_append_json_str(out, v);
+}
+
+static void json_ctx(ut_buf *out, const ut__entry *en)
+{
+    ut_str list = ut__entry_field(en, UT__F_CTX), item;
+    if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE)
+        return;
+    json_key(out, "ctx");
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    if (en->ctx_kind == UT_CTX_ROW) {
+        ut_buf_append_cstr(out, "\"cells\":[");
+        for (bool first = true; ut__list_next(&list, &item); first = false) {
+            if (!first)
+                ut_buf_append(out, ",", 1);
+            ut_buf_append_json_str(out, item);
+        }
+        ut_buf_append_cstr(out, "]}");
+    } else {
+        ut_buf_append_cstr(out, "\"name\":");
+        if (!ut__list_next(&list, &item))
+            item = UT_STR_LIT("");
+        ut_buf_append_json_str(out, item);
+        ut_buf_append_cstr(out, "}");
+    }
+}
+
+static void json_state(ut_buf *out, uint8_t set, uint8_t on)
+{
+    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
+    if (!set)
+        return;
+    json_key(out, "state");
+    ut_buf_append(out, "{", 1);
+    bool first = true;
+    for (unsigned i = 0; i < 4; i++) {
+        if (!(set & (1u << i)))
+            continue;
+        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", words[i],
+                      on & (1u << i) ? "true" : "false");
+        first = false;
+    }
+    ut_buf_append(out, "}", 1);
+}
+
+static void json_outcome(ut_buf *out, const ut__entry *en)
+{
+    ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
+    ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
+    json_key(out, "outcome");
+    switch ((ut__outcome)en->outcome) {
+    case UT__OUT_NONE: ut_buf_append_cstr(out, "null"); return;
+    case UT__OUT_DIALOG:
+        ut_buf_append_cstr(out, "{\"kind\":\"opened\"");
+        json_str_field(out, "role", role);
+        json_str_field(out, "name", text);
+        break;
+    case UT__OUT_NAV:
+        ut_buf_append_cstr(out, "{\"kind\":\"navigated\"");
+        json_str_field(out, "path", text);
+        break;
+    case UT__OUT_ALERT:
+        ut_buf_append_cstr(out, "{\"kind\":\"alert\"");
+        json_str_field(out, "role", role);
+        if (en->outcome_detail != UT_LEVEL_NONE)
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->outcome_detail)));
+        json_str_field(out, "text", text);
+        break;
+    case UT__OUT_CHANGED: ut_buf_append_cstr(out, "{\"kind\":\"page_changed\""); break;
+    case UT__OUT_DEAD: ut_buf_append_cstr(out, "{\"kind\":\"no_response\""); break;
+    }
+    ut_buf_append(out, "}", 1);
+}
+
+static void json_times(ut_buf *out, const char *key, const char *ms_key, int64_t us)
+{
+    json_key(out, key);
+    put_iso_time(out, us);
+    json_key(out, ms_key);
+    ut_buf_printf(out, "%" PRId64, floor_div(us, US_PER_MS));
+}
+
+static void json_entry(ut_buf *out, const ut__entry *en)
+{
+    static const char *const kinds[] = {
+        [UT__E_NAV] = "nav", [UT__E_CLICK] = "click", [UT__E_BURST] = "burst",
+        [UT__E_CHANGE] = "change", [UT__E_ALERT] = "alert", [UT__E_DIALOG_OPEN] = "dialog",
+        [UT__E_DIALOG_CLOSE] = "dialog",
+    };
+    ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
+    json_times(out, "time", "ms", en->time_us);
+    ut_str role = ut__entry_field(en, UT__F_ROLE);
+    ut_str name = ut__entry_field(en, UT__F_NAME);
+    ut_str el = ut__entry_field(en, UT__F_EL);
+    ut_str text = ut__entry_field(en, UT__F_TEXT);
+    bool sens = en->flags & UT__EF_SENS;
+    switch ((ut__entry_kind)en->kind) {
+    case UT__E_CLICK:
+        json_str_field(out, "role", role);
+        if (!sens)
+            json_str_field(out, "name", name);
+        json_str_field(out, "el", el);
+        json_ctx(out, en);
+        json_state(out, en->state_set, en->state_on);
+        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
+                      sens ? "true" : "false", en->count,
+                      en->flags & UT__EF_RAGE ? "true" : "false");
+        json_times(out, "last_time", "last_ms", en->last_us);
+        json_outcome(out, en);
+        break;
+    case UT__E_BURST: {
+        json_str_field(out, "role", role);
+        json_ctx(out, en);
+        ut_buf_printf(out, ",\"count\":%" PRIu32 ",\"members\":[", en->count);
+        ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
+        for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
+             first = false) {
+            ut_buf_append_cstr(out, first ? "{\"el\":" : ",{\"el\":");
+            ut_buf_append_json_str(out, member_el);
+            ut_buf_append_cstr(out, ",\"name\":");
+            ut_buf_append_json_str(out, member_name);
+            ut_buf_append(out, "}", 1);
+        }
+        ut_buf_append(out, "]", 1);
+        json_times(out, "last_time", "last_ms", en->last_us);
+        json_outcome(out, en);
+        break;
+    }
+    case UT__E_CHANGE:
+        json_str_field(out, "role", role);
+        if (!sens)
+            json_str_field(out, "name", name);
+        json_str_field(out, "el", el);
+        ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
+        if (en->flags & UT__EF_HAS_VALUE)
+            json_str_field(out, "value", text);
+        if (en->flags & UT__EF_HAS_LEN)
+            ut_buf_printf(out, ",\"len\":%" PRIu32, en->count);
+        if (en->flags & UT__EF_HAS_CHECKED)
+            ut_buf_printf(out, ",\"checked\":%s", en->flags & UT__EF_CHECKED ? "true" : "false");
+        break;
+    case UT__E_ALERT:
+        json_str_field(out, "role", role);
+        if (en->detail != UT_LEVEL_NONE)
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+        json_str_field(out, "text", text);
+        break;
+    case UT__E_DIALOG_OPEN:
+    case UT__E_DIALOG_CLOSE:
+        ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
+        json_str_field(out, "role", role);
+        json_str_field(out, "name", name);
+        json_str_field(out, "el", el);
+        json_str_field(out, "text", text);
+        break;
+    case UT__E_NAV:
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
+        json_str_field(out, "url", text);
+        json_str_field(out, "path", ut__url_path(text));
+        json_str_field(out, "title", name);
+        break;
+    }
+    ut_buf_append(out, "}", 1);
+}
+
+static void json_page(ut_buf *out, const ut_stab_status *st)
+{
+    ut_buf_printf(out, "{\"state\":\"%s\",\"since\":", page_state_name(st));
+    if (st->since_us)
+        ut_buf_printf(out, "%" PRId64, floor_div(st->since_us, US_PER_MS));
+    else
+        ut_buf_append_cstr(out, "null");
+    ut_buf_printf(out, ",\"marks\":%" PRIu64 ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}", st->marks,
+                  isfinite(st->intensity) ? st->intensity : 0.0, st->busy);
+}
+
+static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
+{
+    size_t start = out->len;
+    ut_buf_append_cstr(out, "{\"tab\":");
+    ut_buf_append_json_str(out, ut__tab_key(t));
+    json_str_field(out, "url", ut__tab_url(t));
+    json_str_field(out, "title", ut__tab_title(t));
+    if (t->has_tz)
+        ut_buf_printf(out, ",\"tz\":%" PRId32, t->tz_min);
+    else
+        ut_buf_append_cstr(out, ",\"tz\":null");
+    ut_buf_append_cstr(out, ",\"events\":[");
+    size_t fixed_len = out->len - start;
+
+    /* The page object is counted before the events so that it always fits
+     * the budget like the text trace's PAGE line. */
+    ut_stab_status page;
+    ut__tab_page_status(t, &page);
+    size_t page_start = out->len;
+    ut_buf_append_cstr(out, "],\"page\":");
+    json_page(out, &page);
+    ut_buf_append_cstr(out, "}");
+    uint64_t used = out->oom ? 0
+                             : ut__tokens_estimate(out->data + start, fixed_len) +
+                                   ut__tokens_estimate(out->data + page_start, out->len - page_start);
+    buf_truncate(out, page_start);
+
+    uint32_t n = shown_entries(t, opts);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t entry_start = out->len;
+        if (i)
+            ut_buf_append(out, ",", 1);
+        json_entry(out, *ut__ring_newest(&t->ring, i));
+        if (opts->max_tokens && !out->oom) {
+            used += ut__tokens_estimate(out->data + entry_start, out->len - entry_start);
+            if (used > opts->max_tokens) {
+                buf_truncate(out, entry_start);
+                break;
+            }
+        }
+    }
+    ut_buf_append_cstr(out, "],\"page\":");
+    json_page(out, &page);
+    ut_buf_append_cstr(out, "}");
+}
+
+ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *opts, ut_buf *out)
+{
+    const ut__tab *t = ut__tabs_find(&e->tabs, tab);
+    if (!t)
+        return UT_ENOENT;
+    ut_trace_opts defaults = UT_TRACE_OPTS_DEFAULT;
+    if (!opts)
+        opts = &defaults;
+    if (opts->limit > UT_TRACE_LIMIT_MAX || opts->max_tokens > UT_TRACE_MAX_TOKENS_MAX)
+        return UT_ELIMIT;
+    size_t start = out->len;
+    bool was_oom = out->oom;
+    out->oom = false;
+    if (opts->format == UT_TRACE_JSON)
+        trace_json(t, opts, out);
+    else
+        trace_text(t, opts, out);
+    if (out->oom) {
+        buf_truncate(out, start);
+        return UT_ENOMEM;
+    }
+    out->oom = was_oom;
+    return UT_OK;
+}
+
+/* ---- GET /v1/tabs and SSE events ---- */
+
+ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
+{
+    size_t start = out->len;
+    bool was_oom = out->oom;
+    out->oom = false;
+    ut_buf_append(out, "[", 1);
+    for (const ut__tab *t = e->tabs.lru_head; t; t = t->lru_next) {
+        ut_stab_status page;
+        ut__tab_page_status(t, &page);
+        ut_buf_append_cstr(out, t == e->tabs.lru_head ? "{\"tab\":" : ",{\"tab\":");
+        ut_buf_append_json_str(out, ut__tab_key(t));
+        json_str_field(out, "url", ut__tab_url(t));
+        json_str_field(out, "title", ut__tab_title(t));
+        ut_buf_printf(out, ",\"events\":%" PRIu32 ",\"state\":\"%s\",\"last\":%" PRId64 "}",
+                      t->ring.count, page_state_name(&page), floor_div(t->last_us, US_PER_MS));
+    }
+    ut_buf_append(out, "]", 1);
+    if (out->oom) {
+        buf_truncate(out, start);
+        return UT_ENOMEM;
+    }
+    out->oom = was_oom;
+    return UT_OK;
+}
+
+static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
+{
+    if (ctx->kind == UT_CTX_NONE)
+        return;
+    json_key(out, "ctx");
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, ctx->kind));
+    if (ctx->kind == UT_CTX_ROW) {
+        ut_buf_append_cstr(out, "\"cells\":[");
+        for (uint32_t i = 0; i < ctx->ncells && i < UT_CTX_CELLS_MAX; i++) {
+            if (i)
+                ut_buf_append(out, ",", 1);
+            ut_buf_append_json_str(out, ctx->cells[i]);
+        }
+        ut_buf_append_cstr(out, "]}");
+    } else {
+        ut_buf_append_cstr(out, "\"name\":");
+        ut_buf_append_json_str(out, ctx->name);
+        ut_buf_append(out, "}", 1);
+    }
+}
+
+ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
+{
+    size_t start = out->len;
+    bool was_oom = out->oom;
+    out->oom = false;
+    ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
+    json_str_field(out, "tab", ev->tab);
+    json_times(out, "time", "ms", ev->time_us);
+    if (ev->has_seq)
+        ut_buf_printf(out, ",\"seq\":%" PRIu64, ev->seq);
+    switch (ev->kind) {
+    case UT_KIND_NAV:
+        json_str_field(out, "url", ev->url);
+        json_str_field(out, "title", ev->title);
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, ev->how)));
+        if (ev->has_tz)
+            ut_buf_printf(out, ",\"tz\":%" PRId32, ev->tz_min);
+        break;
+    case UT_KIND_CLICK:
+    case UT_KIND_CHANGE:
+        json_str_field(out, "role", ev->role);
+        if (!ev->sens)
+            json_str_field(out, "name", ev->name);
+        json_str_field(out, "el", ev->el);
+        ut_buf_printf(out, ",\"sens\":%s", ev->sens ? "true" : "false");
+        if (ev->kind == UT_KIND_CLICK) {
+            if (!ev->sens)
+                json_event_ctx(out, &ev->ctx);
+            json_state(out, ev->state_set, ev->state_on);
+            break;
+        }
+        if (ev->has_value && !ev->sens)
+            json_str_field(out, "value", ev->value);
+        if (ev->has_len)
+            ut_buf_printf(out, ",\"len\":%" PRIu32, ev->len);
+        if (ev->has_checked)
+            ut_buf_printf(out, ",\"checked\":%s", ev->checked ? "true" : "false");
+        break;
+    case UT_KIND_ALERT:
+        json_str_field(out, "role", ev->role);
+        json_str_field(out, "text", ev->text);
+        if (ev->level != UT_LEVEL_NONE)
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+        break;
+    case UT_KIND_DIALOG:
+        ut_buf_printf(out, ",\"state\":\"%s\"", ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close");
+        json_str_field(out, "role", ev->role);
+        json_str_field(out, "name", ev->name);
+        json_str_field(out, "el", ev->el);
+        json_str_field(out, "text", ev->text);
+        break;
+    case UT_KIND_MUTATION:
+        ut_buf_printf(out, ",\"dom\":[%" PRIu32 ",%" PRIu32 "],\"recs\":[", ev->dom_elements,
+                      ev->dom_depth);
+        for (uint32_t i = 0; i < ev->nrecs; i++) {
+            const ut_mut_rec *r = &ev->recs[i];
+            ut_buf_append_cstr(out, i ? ",[" : "[");
+            ut_buf_append_json_str(out, r->el);
+            ut_buf_printf(out, ",%d,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]", (int)r->kind,
+                          r->depth, r->subtree, r->nodes, r->bytes);
+        }
+        ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
+        if (ev->dropped)
+            ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+        break;
+    case UT_KIND_CLOSE:
+    case UT_KIND__COUNT: break;
+    }
+    ut_buf_append(out, "}", 1);
+    if (out->oom) {
+        buf_truncate(out, start);
+        return UT_ENOMEM;
+    }
+    out->oom = was_oom;
+    return UT_OK;
+}

@@ -1,0 +1,169 @@
+/* Ring entries (one allocation each, sized to fit their text) and the
+ * per-tab ring that holds them. At 100 000 tabs of 20 entries the header
+ * size matters: keep ut__entry small and its text exactly as long as it is. */
+#include "engine_internal.h"
+
+#include <string.h>
+
+static const size_t field_max[UT__F__COUNT] = {
+    [UT__F_ROLE] = UT_ROLE_MAX_BYTES,
+    [UT__F_NAME] = UT_NAME_MAX_BYTES > UT_TITLE_MAX_BYTES ? UT_NAME_MAX_BYTES : UT_TITLE_MAX_BYTES,
+    [UT__F_EL] = UT_EL_MAX_BYTES,
+    [UT__F_TEXT] = UT__TEXT_FIELD_MAX,
+    [UT__F_CTX] = UT__CTX_FIELD_MAX,
+    [UT__F_MEMBERS] = UT__MEMBERS_FIELD_MAX,
+    [UT__F_OUT_ROLE] = UT_ROLE_MAX_BYTES,
+    [UT__F_OUT_TEXT] = UT__TEXT_FIELD_MAX,
+};
+
+/* The offsets are 16 bits: the sum of every field maximum must fit. */
+_Static_assert(UT_ROLE_MAX_BYTES * 2 + UT_NAME_MAX_BYTES + UT_TITLE_MAX_BYTES + UT_EL_MAX_BYTES +
+                       UT__TEXT_FIELD_MAX * 2 + UT__CTX_FIELD_MAX + UT__MEMBERS_FIELD_MAX <=
+                   UINT16_MAX,
+               "ring entry text must fit 16-bit offsets");
+_Static_assert(UT_DIALOG_TEXT_MAX_BYTES <= UT__TEXT_FIELD_MAX &&
+                   UT_ALERT_TEXT_MAX_BYTES <= UT__TEXT_FIELD_MAX &&
+                   UT_VALUE_MAX_BYTES <= UT__TEXT_FIELD_MAX,
+               "the text field holds every kind's text");
+_Static_assert(UT_CELL_MAX_BYTES < 65536 && UT_NAME_MAX_BYTES < 65536,
+               "list items carry a 16-bit length");
+
+/* The stored length of field `f`: text is cut on a character boundary; a
+ * list is never cut (its builder bounds it) and one over its maximum is
+ * dropped whole rather than stored corrupt. */
+static size_t field_len(ut__field f, ut_str v)
+{
+    if (f == UT__F_CTX || f == UT__F_MEMBERS)
+        return v.len <= field_max[f] ? v.len : 0;
+    return ut__utf8_cut(v, field_max[f]);
+}
+
+static ut__entry *entry_alloc(const ut_str fields[UT__F__COUNT], size_t lens[UT__F__COUNT])
+{
+    size_t total = 0;
+    for (int f = 0; f < UT__F__COUNT; f++) {
+        lens[f] = field_len((ut__field)f, fields[f]);
+        total += lens[f];
+    }
+    ut__entry *en = ut_malloc(sizeof *en + total);
+    if (!en)
+        return NULL;
+    uint16_t at = 0;
+    for (int f = 0; f < UT__F__COUNT; f++) {
+        en->off[f] = at;
+        if (lens[f])
+            memcpy(en->text + at, fields[f].ptr, lens[f]);
+        at = (uint16_t)(at + lens[f]);
+    }
+    en->off[UT__F__COUNT] = at;
+    return en;
+}
+
+ut__entry *ut__entry_new(uint8_t kind, const ut_str fields[UT__F__COUNT])
+{
+    size_t lens[UT__F__COUNT];
+    ut__entry *en = entry_alloc(fields, lens);
+    if (!en)
+        return NULL;
+    uint16_t off[UT__F__COUNT + 1];
+    memcpy(off, en->off, sizeof off);
+    memset(en, 0, offsetof(ut__entry, off));
+    memcpy(en->off, off, sizeof off);
+    en->kind = kind;
+    return en;
+}
+
+ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[UT__F__COUNT])
+{
+    ut__entry *old = *en;
+    ut_str merged[UT__F__COUNT];
+    for (int f = 0; f < UT__F__COUNT; f++)
+        merged[f] = (which & (1u << f)) ? fields[f] : ut__entry_field(old, (ut__field)f);
+    size_t lens[UT__F__COUNT];
+    ut__entry *fresh = entry_alloc(merged, lens);
+    if (!fresh)
+        return UT_ENOMEM;
+    memcpy(fresh, old, offsetof(ut__entry, off));
+    ut_free(old);
+    *en = fresh;
+    return UT_OK;
+}
+
+void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes)
+{
+    size_t n = ut__utf8_cut(item, max_bytes > UINT16_MAX ? UINT16_MAX : max_bytes);
+    unsigned char hdr[UT__LIST_ITEM_HDR] = {(unsigned char)(n & 0xFF), (unsigned char)(n >> 8)};
+    ut_buf_append(b, hdr, sizeof hdr);
+    ut_buf_append(b, item.ptr, n);
+}
+
+bool ut__list_next(ut_str *list, ut_str *item)
+{
+    if (list->len < UT__LIST_ITEM_HDR)
+        return false;
+    const unsigned char *p = (const unsigned char *)list->ptr;
+    size_t n = (size_t)p[0] | ((size_t)p[1] << 8);
+    if (n > list->len - UT__LIST_ITEM_HDR)
+        return false;
+    *item = (ut_str){list->ptr + UT__LIST_ITEM_HDR, n};
+    list->ptr += UT__LIST_ITEM_HDR + n;
+    list->len -= UT__LIST_ITEM_HDR + n;
+    return true;
+}
+
+void ut__ring_init(ut__ring *r, uint32_t cap)
+{
+    *r = (ut__ring){NULL, cap, 0, 0};
+}
+
+void ut__ring_clear(ut__ring *r)
+{
+    for (uint32_t i = 0; i < r->count; i++)
+        ut_free(r->slots[(r->head + i) % r->cap]);
+    r->head = 0;
+    r->count = 0;
+}
+
+void ut__ring_free(ut__ring *r)
+{
+    ut__ring_clear(r);
+    ut_free(r->slots);
+    r->slots = NULL;
+}
+
+ut_status ut__ring_reserve(ut__ring *r)
+{
+    if (r->slots)
+        return UT_OK;
+    r->slots = ut_calloc(r->cap, sizeof *r->slots);
+    return r->slots ? UT_OK : UT_ENOMEM;
+}
+
+void ut__ring_push(ut__ring *r, ut__entry *en)
+{
+    if (r->count == r->cap) {
+        ut_free(r->slots[r->head]);
+        r->slots[r->head] = en;
+        r->head = (r->head + 1) % r->cap;
+        return;
+    }
+    r->slots[(r->head + r->count) % r->cap] = en;
+    r->count++;
+}
+
+ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i)
+{
+    if (i >= r->count)
+        return NULL;
+    return &r->slots[(r->head + r->count - 1 - i) % r->cap];
+}
+
+void ut__ring_drop_newest(ut__ring *r)
+{
+    if (r->count == 0)
+        return;
+    ut__entry **slot = ut__ring_newest(r, 0);
+    ut_free(*slot);
+    *slot = NULL;
+    r->count--;
+}
