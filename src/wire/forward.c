@@ -1,0 +1,365 @@
+/* The Forward protocol decoder (protocol §1): one msgpack unpacker per
+ * connection, fed incrementally. Each message is pre-scanned against the
+ * limits (scan.c) and handed to msgpack-c only once it is complete and
+ * known to be within them, so msgpack-c never sees a hostile header and
+ * msgpack_unpacker_next never returns a partial result. */
+#include "wire_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ut_fwd_decoder {
+    msgpack_unpacker unpacker;
+    msgpack_unpacked message;   /* the message being dispatched */
+    msgpack_unpacked entry;     /* the PackedForward entry being dispatched */
+    ut__scan scan;              /* of the message at the unpacker's offset */
+    uint64_t message_offset;    /* stream offset of that message's first byte */
+    ut__record_validator validator;
+    ut_status failed;           /* sticky: once set, every feed returns it */
+    uint64_t error_offset;
+    char error[256];
+};
+
+/* Top-level values: a Forward message of 2-4 elements, or nil. */
+static const ut__scan_limits message_limits = {
+    .frame_max_bytes = UT_FRAME_MAX_BYTES,
+    .bound_name = "the frame limit",
+    .root_name = "Forward message",
+    .root_min_elements = 2,
+    .root_max_elements = 4,
+    .allow_nil_root = true,
+    .allow_large_body = true,
+};
+
+ut_status ut_fwd_decoder_new(ut_fwd_decoder **out)
+{
+    *out = NULL;
+    ut_fwd_decoder *d = ut_calloc(1, sizeof *d);
+    if (!d)
+        return UT_ENOMEM;
+    if (ut__record_validator_init(&d->validator) != UT_OK) {
+        ut_free(d);
+        return UT_ENOMEM;
+    }
+    if (!msgpack_unpacker_init(&d->unpacker, MSGPACK_UNPACKER_INIT_BUFFER_SIZE)) {
+        ut__record_validator_free(&d->validator);
+        ut_free(d);
+        return UT_ENOMEM;
+    }
+    msgpack_unpacked_init(&d->message);
+    msgpack_unpacked_init(&d->entry);
+    ut__scan_reset(&d->scan);
+    *out = d;
+    return UT_OK;
+}
+
+void ut_fwd_decoder_free(ut_fwd_decoder *d)
+{
+    if (!d)
+        return;
+    msgpack_unpacked_destroy(&d->entry);
+    msgpack_unpacked_destroy(&d->message);
+    msgpack_unpacker_destroy(&d->unpacker);
+    ut__record_validator_free(&d->validator);
+    ut_free(d);
+}
+
+size_t ut_fwd_decoder_pending(const ut_fwd_decoder *d)
+{
+    /* The unpacker is only ever asked for complete messages, so between
+     * feeds it has parsed nothing and this is the bytes it holds. */
+    return msgpack_unpacker_message_size(&d->unpacker);
+}
+
+const char *ut_fwd_decoder_error(const ut_fwd_decoder *d)
+{
+    return d->error;
+}
+
+uint64_t ut_fwd_decoder_error_offset(const ut_fwd_decoder *d)
+{
+    return d->error_offset;
+}
+
+static ut_status protocol_error(ut_fwd_decoder *d, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static ut_status protocol_error(ut_fwd_decoder *d, uint64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(d->error, sizeof d->error, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof d->error)
+        snprintf(d->error + n, sizeof d->error - (size_t)n, " at offset %" PRIu64, offset);
+    d->error_offset = offset;
+    return UT_EPROTO;
+}
+
+/* Where a message's entries go. */
+typedef enum route {
+    ROUTE_EVENT,        /* uitrail.<known kind>: validate and deliver */
+    ROUTE_UNKNOWN_KIND, /* uitrail.<unknown>: reject each entry */
+    ROUTE_IGNORED,      /* any other tag, and recordings' uitrail.meta / uitrail.label */
+} route;
+
+typedef struct message_ctx {
+    ut_fwd_decoder *d;
+    const ut_fwd_sink *sink;
+    msgpack_object_str tag;
+    route route;
+    ut_kind kind;
+} message_ctx;
+
+/* Recording headers and labels (protocol §5) travel in the stream but are
+ * not events: ut_kind_from_tag sorts them with foreign tags, so that a
+ * recording replays through this same decoder. */
+static route route_of(msgpack_object_str tag, ut_kind *kind)
+{
+    switch (ut_kind_from_tag(ut_str_from(tag.ptr, tag.size), kind)) {
+    case UT_OK: return ROUTE_EVENT;
+    case UT_EINVAL: return ROUTE_UNKNOWN_KIND;
+    default: return ROUTE_IGNORED;
+    }
+}
+
+static void report_reject(message_ctx *m, ut_reject why, const char *detail)
+{
+    if (m->sink->on_reject)
+        m->sink->on_reject(m->sink->ud, why, detail);
+}
+
+/* Validates and delivers one [time, record] entry. */
+static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpack_object *record)
+{
+    char detail[200];
+    if (m->route == ROUTE_UNKNOWN_KIND) {
+        int n = m->tag.size < 64 ? (int)m->tag.size : 64;
+        snprintf(detail, sizeof detail, "%.*s: unknown kind; known kinds are nav, click, change, "
+                 "alert, dialog, mutation, close", n, m->tag.ptr);
+        for (char *p = detail; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                *p = '?';
+        report_reject(m, UT_REJECT_UNKNOWN_KIND, detail);
+        return UT_OK;
+    }
+    int64_t time_us;
+    if (!ut__wire_time_us(time, &time_us)) {
+        snprintf(detail, sizeof detail, "uitrail.%s: time must be an EventTime (ext 0 of 8 bytes) "
+                 "or seconds since the epoch up to %u, not %s", ut_kind_name(m->kind),
+                 UT_WIRE_TIME_MAX_S, ut__msgpack_type_name(time));
+        report_reject(m, UT_REJECT_BAD_TIME, detail);
+        return UT_OK;
+    }
+    ut_event ev;
+    ut_status st = ut__record_validate(&m->d->validator, m->kind, time_us, record, &ev);
+    if (st == UT_EINVAL) {
+        report_reject(m, m->d->validator.why, m->d->validator.detail);
+        return UT_OK;
+    }
+    if (st != UT_OK)
+        return st;
+    return m->sink->on_event ? m->sink->on_event(m->sink->ud, &ev) : UT_OK;
+}
+
+/* Checks `option` (a map, or NULL) and finds its chunk. */
+static ut_status read_option(message_ctx *m, const msgpack_object *option,
+                             const msgpack_object **chunk)
+{
+    ut_fwd_decoder *d = m->d;
+    *chunk = NULL;
+    if (!option)
+        return UT_OK;
+    if (option->type != MSGPACK_OBJECT_MAP)
+        return protocol_error(d, d->message_offset, "the option of a Forward message must be a map, not %s",
+                              ut__msgpack_type_name(option));
+    for (uint32_t i = 0; i < option->via.map.size; i++) {
+        const msgpack_object *k = &option->via.map.ptr[i].key, *v = &option->via.map.ptr[i].val;
+        if (k->type != MSGPACK_OBJECT_STR)
+            continue;
+        ut_str key = ut_str_from(k->via.str.ptr, k->via.str.size);
+        if (ut_str_eq_cstr(key, "chunk")) {
+            if (v->type != MSGPACK_OBJECT_STR)
+                return protocol_error(d, d->message_offset, "option \"chunk\" must be a string, not %s",
+                                      ut__msgpack_type_name(v));
+            *chunk = v;
+        } else if (ut_str_eq_cstr(key, "compressed")) {
+            /* Fluentd marks uncompressed PackedForward as "text". */
+            if (v->type != MSGPACK_OBJECT_STR ||
+                !ut_str_eq_cstr(ut_str_from(v->via.str.ptr, v->via.str.size), "text"))
+                return protocol_error(d, d->message_offset,
+                                      "CompressedPackedForward (option \"compressed\") is not supported: "
+                                      "send PackedForward uncompressed");
+        }
+    }
+    return UT_OK;
+}
+
+static ut_status decode_forward(message_ctx *m, const msgpack_object *entries)
+{
+    ut_fwd_decoder *d = m->d;
+    const msgpack_object_array *a = &entries->via.array;
+    if (a->size > UT_FORWARD_ENTRIES_MAX)
+        return protocol_error(d, d->message_offset, "Forward message of %" PRIu32 " entries exceeds the limit of %d",
+                              a->size, UT_FORWARD_ENTRIES_MAX);
+    /* The whole message is checked before any entry is delivered, so a
+     * malformed message delivers nothing. */
+    for (uint32_t i = 0; i < a->size; i++) {
+        const msgpack_object *e = &a->ptr[i];
+        if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size != 2)
+            return protocol_error(d, d->message_offset,
+                                  "entry %" PRIu32 " of a Forward message must be [time, record]", i);
+    }
+    if (m->route == ROUTE_IGNORED)
+        return UT_OK;
+    for (uint32_t i = 0; i < a->size; i++) {
+        ut_status st = deliver(m, &a->ptr[i].via.array.ptr[0], &a->ptr[i].via.array.ptr[1]);
+        if (st != UT_OK)
+            return st;
+    }
+    return UT_OK;
+}
+
+/* A PackedForward body: [time, record] entries back to back, each scanned
+ * against the same limits as a message before msgpack-c unpacks it. */
+static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
+{
+    ut_fwd_decoder *d = m->d;
+    ut__scan scan;
+    ut__scan_limits lim = {
+        .bound_name = "the rest of the PackedForward body",
+        .root_name = "PackedForward entry",
+        .root_min_elements = 2,
+        .root_max_elements = 2,
+    };
+    uint32_t entries = 0;
+    for (size_t off = 0; off < len; off += scan.pos) {
+        if (++entries > UT_FORWARD_ENTRIES_MAX)
+            return protocol_error(d, d->message_offset, "PackedForward body holds more than %d entries",
+                                  UT_FORWARD_ENTRIES_MAX);
+        lim.frame_max_bytes = len - off;
+        ut__scan_reset(&scan);
+        ut__scan_result r = ut__scan_run(&scan, &lim, (const uint8_t *)body + off, len - off);
+        if (r == UT__SCAN_NEED_MORE)
+            return protocol_error(d, d->message_offset,
+                                  "PackedForward body ends inside entry %" PRIu32, entries - 1);
+        if (r == UT__SCAN_INVALID)
+            return protocol_error(d, d->message_offset, "PackedForward entry %" PRIu32 ": %s (body byte %zu)",
+                                  entries - 1, scan.error, off + scan.error_pos);
+    }
+    if (m->route == ROUTE_IGNORED)
+        return UT_OK;
+    size_t off = 0;
+    while (off < len) {
+        msgpack_unpack_return r = msgpack_unpack_next(&d->entry, body, len, &off);
+        if (r == MSGPACK_UNPACK_NOMEM_ERROR)
+            return UT_ENOMEM;
+        if (r != MSGPACK_UNPACK_SUCCESS)
+            return protocol_error(d, d->message_offset, "PackedForward body is not valid msgpack");
+        const msgpack_object *e = &d->entry.data;
+        ut_status st = deliver(m, &e->via.array.ptr[0], &e->via.array.ptr[1]);
+        if (st != UT_OK)
+            return st;
+    }
+    msgpack_unpacked_destroy(&d->entry);
+    return UT_OK;
+}
+
+/* Decodes one complete, pre-scanned top-level value. */
+static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const ut_fwd_sink *sink)
+{
+    if (root->type == MSGPACK_OBJECT_NIL)
+        return UT_OK; /* a heartbeat */
+
+    const msgpack_object *el = root->via.array.ptr;
+    const uint32_t n = root->via.array.size;
+    if (el[0].type != MSGPACK_OBJECT_STR)
+        return protocol_error(d, d->message_offset, "the tag of a Forward message must be a string, not %s",
+                              ut__msgpack_type_name(&el[0]));
+
+    message_ctx m = {.d = d, .sink = sink, .tag = el[0].via.str};
+    m.route = route_of(m.tag, &m.kind);
+
+    const msgpack_object *chunk = NULL;
+    ut_status st;
+    const msgpack_object_type second = el[1].type;
+    if (second == MSGPACK_OBJECT_ARRAY || second == MSGPACK_OBJECT_STR || second == MSGPACK_OBJECT_BIN) {
+        if (n > 3)
+            return protocol_error(d, d->message_offset,
+                                  "a Forward or PackedForward message has 2 or 3 elements, not %" PRIu32, n);
+        if ((st = read_option(&m, n == 3 ? &el[2] : NULL, &chunk)) != UT_OK)
+            return st;
+        if (second == MSGPACK_OBJECT_ARRAY)
+            st = decode_forward(&m, &el[1]);
+        else if (second == MSGPACK_OBJECT_STR)
+            st = decode_packed(&m, el[1].via.str.ptr, el[1].via.str.size);
+        else
+            st = decode_packed(&m, el[1].via.bin.ptr, el[1].via.bin.size);
+    } else {
+        if (n < 3)
+            return protocol_error(d, d->message_offset,
+                                  "a Message-mode message is [tag, time, record], but it has 2 elements");
+        if ((st = read_option(&m, n == 4 ? &el[3] : NULL, &chunk)) != UT_OK)
+            return st;
+        st = m.route == ROUTE_IGNORED ? UT_OK : deliver(&m, &el[1], &el[2]);
+    }
+    if (st != UT_OK)
+        return st;
+    if (m.route == ROUTE_IGNORED && sink->on_ignored)
+        sink->on_ignored(sink->ud, ut_str_from(m.tag.ptr, m.tag.size));
+    if (chunk && sink->on_ack)
+        sink->on_ack(sink->ud, ut_str_from(chunk->via.str.ptr, chunk->via.str.size));
+    return UT_OK;
+}
+
+/* Decodes every complete message the unpacker holds. */
+static ut_status drain(ut_fwd_decoder *d, const ut_fwd_sink *sink)
+{
+    msgpack_unpacker *u = &d->unpacker;
+    for (;;) {
+        const uint8_t *start = (const uint8_t *)u->buffer + u->off;
+        ut__scan_result r = ut__scan_run(&d->scan, &message_limits, start, u->used - u->off);
+        if (r == UT__SCAN_NEED_MORE)
+            return UT_OK;
+        if (r == UT__SCAN_INVALID)
+            return protocol_error(d, d->message_offset + d->scan.error_pos, "%s", d->scan.error);
+
+        const size_t message_bytes = d->scan.pos;
+        const size_t off_before = u->off;
+        msgpack_unpack_return ret = msgpack_unpacker_next(u, &d->message);
+        if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
+            return UT_ENOMEM;
+        if (ret != MSGPACK_UNPACK_SUCCESS || u->off - off_before != message_bytes)
+            return protocol_error(d, d->message_offset, "msgpack-c rejected a message the scan accepted");
+
+        ut_status st = dispatch(d, &d->message.data, sink);
+        /* Releasing the message lets the unpacker reuse its buffer. */
+        msgpack_unpacked_destroy(&d->message);
+        d->message_offset += message_bytes;
+        ut__scan_reset(&d->scan);
+        if (st != UT_OK)
+            return st;
+    }
+}
+
+ut_status ut_fwd_decoder_feed(ut_fwd_decoder *d, const void *data, size_t len, const ut_fwd_sink *sink)
+{
+    if (d->failed != UT_OK)
+        return d->failed;
+    const char *in = data;
+    while (len > 0) {
+        size_t step = len < UT__FEED_STEP_BYTES ? len : UT__FEED_STEP_BYTES;
+        if (!msgpack_unpacker_reserve_buffer(&d->unpacker, step))
+            return d->failed = UT_ENOMEM;
+        memcpy(msgpack_unpacker_buffer(&d->unpacker), in, step);
+        msgpack_unpacker_buffer_consumed(&d->unpacker, step);
+        in += step;
+        len -= step;
+        ut_status st = drain(d, sink);
+        if (st != UT_OK)
+            return d->failed = st;
+    }
+    return UT_OK;
+}

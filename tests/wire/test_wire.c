@@ -1,0 +1,13 @@
+/* test_wire: the Forward decoder, the record validator, JSON bodies and the
+ * packer. Each file holds one cmocka group; this runs them all. */
+#include "wire_test_util.h"
+
+int main(void)
+{
+    int failed = 0;
+    failed += wt_run_forward_tests();
+    failed += wt_run_record_tests();
+    failed += wt_run_json_tests();
+    failed += wt_run_pack_tests();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,37 @@
+/* uitrail (the command line): what every command shares. Adding a command
+ * is a file with its `const ut_cli_command`, its declaration here, and one
+ * line in main.c's table. */
+#ifndef UITRAIL_CLI_H
+#define UITRAIL_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes of every command. */
+enum {
+    UT_CLI_OK = 0,
+    UT_CLI_FAILED = 1, /* bad input, a failed request, out of memory */
+    UT_CLI_USAGE = 2,  /* bad arguments: a message and the usage line on stderr */
+};
+
+typedef struct ut_cli_command {
+    const char *name;
+    const char *summary; /* one line in `uitrail --help` */
+    const char *usage;   /* arguments, as in "uitrail NAME USAGE" */
+    const char *help;    /* the rest of `uitrail NAME --help`: options and notes */
+    /* Runs the command; argv[0] is its name. `--help` never reaches it. */
+    int (*run)(const struct ut_cli_command *self, int argc, char **argv);
+} ut_cli_command;
+
+extern const ut_cli_command ut_cli_replay;
+extern const ut_cli_command ut_cli_info;
+
+/* Prints "uitrail NAME: <message>" and the usage line to stderr and
+ * returns UT_CLI_USAGE. */
+int ut_cli_usage_error(const ut_cli_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parses a decimal integer in [min, max]; false for anything else. */
+bool ut_cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+
+#endif
