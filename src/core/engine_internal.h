@@ -241,8 +241,10 @@ struct ut_engine {
 
 /* ---- Trace (trace.c) ---- */
 
-/* Estimated o200k_base tokens of `len` bytes of trace text: a quarter token
- * per ASCII byte, rounded up, plus one token per non-ASCII character (an
+/* Estimated o200k_base tokens of `len` bytes of trace text: a third of a
+ * token per ASCII byte, rounded up (trace lines are dense in digits and
+ * punctuation: gpt-tokenizer counts 2.9-3.0 bytes a token on the fixture
+ * sessions, see tools/tokens/measure), plus one token per non-ASCII character (an
  * arrow, an ellipsis, an accented or CJK letter rarely shares a token).
  * The trace budget sums it per line, which rounds up once more: the
  * estimate is meant to err high, so that a max_tokens budget holds. */

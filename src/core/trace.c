@@ -80,7 +80,7 @@ uint32_t ut__tokens_estimate(const char *p, size_t len)
         else if ((c & 0xC0) != 0x80)
             other++;
     }
-    uint64_t tokens = (ascii + 3) / 4 + other;
+    uint64_t tokens = (ascii + 2) / 3 + other;
     return tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)tokens;
 }
 
