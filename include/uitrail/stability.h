@@ -23,7 +23,8 @@ typedef enum ut_stab_model {
 typedef struct ut_stab_params {
     ut_stab_model model;
     double enter_threshold;    /* intensity above which the page is changing */
-    double exit_threshold;     /* decayed intensity below which it is stable */
+    double exit_threshold;     /* decayed intensity below which it is stable (DOMQuake); the least
+                                * intensity of a significant flush (uitrail) */
     uint32_t window_ms;        /* scoring window */
     uint32_t decay_half_life_ms;
     uint32_t quiet_ms;         /* quiet time after the last significant mutation before a stable mark */
@@ -31,9 +32,19 @@ typedef struct ut_stab_params {
     uint32_t churn_min_repeats;   /* a target seen this often at a steady rhythm is background */
     double churn_rhythm_tolerance; /* allowed relative jitter of that rhythm */
     double leaf_floor;         /* floor weight of small targets */
+    uint32_t churn_min_period_ms;  /* mutations of one target closer than this to its previous one are one beat */
+    double churn_max_page_fraction; /* a target holding at least this share of the page is never background */
 } ut_stab_params;
 
+/* The defaults of the uitrail model (ut_stab_params_defaults) or of the
+ * published DOMQuake model (ut_stab_params_defaults_for), documented
+ * field by field in stability.c. */
 void ut_stab_params_defaults(ut_stab_params *p);
+void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model);
+
+/* UT_OK when every parameter is finite and within its bounds (limits.h,
+ * "Stability scorer"); UT_EINVAL otherwise. ut_stab_new checks the same. */
+ut_status ut_stab_params_check(const ut_stab_params *p);
 
 typedef struct ut_mark {
     ut_page_state state;
@@ -56,6 +67,11 @@ typedef void (*ut_mark_fn)(void *ud, const ut_mark *m);
 
 typedef struct ut_stab ut_stab;
 
+/* A scorer with parameters `p` (NULL: the uitrail defaults). UT_EINVAL
+ * when ut_stab_params_check refuses them, UT_ENOMEM; *out is NULL then.
+ * A new scorer is "changing" with no marks: its page starts at the first
+ * ut_stab_page_load or mutation, and its first mark is the stable mark
+ * after that page's initial render. Scoring never allocates. */
 ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out);
 void ut_stab_free(ut_stab *s);
 
@@ -67,7 +83,9 @@ void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
  * was significant (a click's outcome "page changed"). */
 bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud);
 
-/* Moves the scorer's clock to `t_us`, emitting every mark due by then. */
+/* Moves the scorer's clock to `t_us`, emitting every mark due by then.
+ * The clock never moves back: a time behind it emits what is due by that
+ * time, and an event older than the clock is scored at the clock's time. */
 void ut_stab_advance(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
 
 /* The earliest time at which a mark may become due; INT64_MAX when none
@@ -75,5 +93,15 @@ void ut_stab_advance(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
 int64_t ut_stab_next_deadline(const ut_stab *s);
 
 void ut_stab_status_get(const ut_stab *s, ut_stab_status *out);
+
+/* "stable" or "changing". */
+const char *ut_page_state_name(ut_page_state st);
+
+/* Appends one mark as the JSON object printed by `uitrail replay --format
+ * marks`, with no newline:
+ * {"tab":"t","time":<ms since epoch>,"state":"stable","intensity":0.123,"marks":1}
+ * time is the mark's time in whole milliseconds (rounded down), intensity
+ * has three decimals. Returns UT_ENOMEM when `out` cannot grow. */
+ut_status ut_mark_json(ut_buf *out, ut_str tab, const ut_mark *m);
 
 #endif

@@ -1,1 +1,840 @@
-/* Being written. */
+/* The page-stability scorer: one per tab, pure (no clock, no I/O).
+ *
+ * INPUT. Each `uitrail.mutation` flush carries the page size [elements,
+ * depth], a loading-indicator count `busy`, and one record per mutated
+ * target: [el, kind, depth, subtree, nodes, bytes] (protocol §1).
+ *
+ * RECORD WEIGHT (both models; DOMQuake's published formula). A record on a
+ * target at depth d with `subtree` descendants, in a page of E elements and
+ * maximum depth D, weighs
+ *     structural = (subtree / E) × 1 / sqrt(d / D + 1)
+ *     size       = log2(bytes + 1) + 1   when d ≤ 4 (bytes capped at 50000)
+ *                  log2(nodes + 1) + 1   otherwise
+ *     type       = 1.0 childList, 0.4 attributes, 0.1 characterData
+ *     weight     = structural × size × type
+ * Intensities are relative to the page: weights are divided by P, DOMQuake's
+ * "DOM intensity", the sum of every element's structural factor. DOMQuake
+ * measures P on the live DOM; the protocol carries only [E, D], so P is
+ * estimated assuming element depths spread evenly over 1..D: an element at
+ * depth k is in the subtree of its k-1 ancestors, which gives
+ *     P ≈ 2D × (sqrt(1.5) − sqrt(1 + 0.5 / D))       (about 7.6 for D = 18)
+ * P is independent of E because both the subtree sums and the divisor grow
+ * with it. A P of 0 (a flat page) counts as 1, as in DOMQuake.
+ *
+ * WINDOW. Repeats of one target within window_ms count once, at their
+ * maximum weight; the window intensity W(t) is the sum over the window.
+ * Targets are told apart by a 64-bit hash of `el`. A small fixed table
+ * (UT_STAB_TARGETS_MAX) remembers recently mutated targets; a record whose
+ * target the table cannot hold is counted as new (no repeat merging), and
+ * the per-slice sums live in a ring of UT_STAB_WINDOW_BUCKETS slices of
+ * window_ms / 6 each, so a scorer's memory is constant (about 1.2 KiB).
+ *
+ * MODEL UT_STAB_MODEL_DOMQUAKE reproduces webfuse-com/DOMQuake (src/
+ * DOMQuake.ts at its current head) on event times: it samples every
+ * tick = window_ms / 6 (50 ms) from the page load. A flush is scored at the
+ * first tick at or after it, entering the window with that tick's time.
+ * Each tick computes rel = W / P, then the decayed intensity: if rel is
+ * above it, it becomes rel and the decay ramp restarts; otherwise it is
+ * multiplied by 1 − (n / 5) × 0.75 where n counts the ticks since (capped
+ * at 5, so the factor falls 0.85, 0.7, 0.55, 0.4, then 0.25 per tick). The
+ * page enters "changing" when rel ≥ enter_threshold (0.75) and becomes
+ * "stable" when the decayed intensity is ≤ exit_threshold (0.02); entering
+ * stable empties the window. A page starts "changing" with a decayed
+ * intensity of 1. DOMQuake ignores `busy`, churn and leaves (weight 0).
+ * Where this differs from the browser original: the weights come from the
+ * sender's measures at the flush (DOMQuake re-measures at its tick), P is
+ * the estimate above, the page load stands for DOMQuake's observe(), and
+ * targets beyond the table are not merged with their repeats.
+ *
+ * MODEL UT_STAB_MODEL_UITRAIL (the default) is event-driven: marks fall at
+ * times computed from the flushes, not on a sampling grid.
+ *   - Record weight: the DOMQuake weight relative to P, but content records
+ *     (childList, characterData) weigh at least leaf_floor, so a whole text
+ *     swap in a leaf element (subtree 0, weight 0 in DOMQuake) is seen.
+ *     Attribute changes get no floor: hover and focus styling are not news.
+ *   - Background churn: a target is background once churn_min_repeats
+ *     consecutive intervals between its beats kept one rhythm (each within
+ *     churn_rhythm_tolerance of the learned period, and its subtree size
+ *     within the same tolerance of its size when the rhythm started, which
+ *     tells a ticking clock from a growing list). A mutation less than
+ *     churn_min_period_ms after the target's previous one, or within half
+ *     a learned period of the beat's start, belongs to that beat, so the
+ *     frames of one animation never form a rhythm of their own. Background
+ *     records weigh 0, except on a target holding churn_max_page_fraction
+ *     of the page or more: a change that replaces most of the page is never
+ *     background.
+ *   - Significant flush: the sum of its record weights (background
+ *     discounted, no window merging, so a list that keeps growing in one
+ *     container stays significant) is ≥ exit_threshold, or the sender
+ *     dropped records, or it ends a loading period (busy falls to 0).
+ *   - Entering "changing" from "stable": W ≥ enter_threshold, or a loading
+ *     period starts (busy rises from 0), or a page load.
+ *   - "Stable" falls due at max(last significant flush + quiet_ms,
+ *     start of the loading period + busy_cap_ms while busy > 0): a loading
+ *     indicator blocks the mark until it goes away or busy_cap_ms passes,
+ *     so a shell with a spinner is not stable before its data arrives, and
+ *     a forever-spinner stops blocking at the cap.
+ *   - The reported intensity is max(W, the previous one decayed with
+ *     decay_half_life_ms), decayed to the time asked.
+ *
+ * PARAMETERS (ut_stab_params; defaults and their reasons in
+ * ut_stab_params_defaults_for):
+ *   model                    which of the two models scores
+ *   enter_threshold          W (relative) at which a stable page turns changing
+ *   exit_threshold           DOMQuake: decayed intensity at which it is stable;
+ *                            uitrail: least weight of a significant flush
+ *   window_ms                the merging window; DOMQuake ticks every sixth of it
+ *   decay_half_life_ms       uitrail: half-life of the reported intensity
+ *   quiet_ms                 uitrail: quiet after the last significant flush
+ *   busy_cap_ms              uitrail: longest a loading indicator blocks
+ *   churn_min_repeats        uitrail: intervals at one rhythm that make background
+ *   churn_rhythm_tolerance   uitrail: relative jitter of period and size allowed
+ *   churn_min_period_ms      uitrail: closer mutations of a target are one beat
+ *   churn_max_page_fraction  uitrail: targets this large are never background
+ *   leaf_floor               uitrail: least weight of a content record
+ *
+ * INITIAL STATE. A page load (or, when the engine never reported one, the
+ * first mutation the scorer sees) starts the page "changing", without a mark
+ * since nothing was stable before; the first stable mark therefore follows
+ * the initial render. A load while stable emits a "changing" mark at the
+ * load's time. `marks` counts stable marks: it is the id of "the page as of
+ * its n-th stable state".
+ *
+ * TIME. The scorer's clock only moves forward: an event older than the
+ * clock (after ut_stab_advance went past it) is scored at the clock's time.
+ * ut_stab_advance(t) emits the marks due at or before t; an event at time
+ * t first emits the marks due strictly before t. Advancing in many steps
+ * or in one gives the same marks. */
+#include "uitrail/stability.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "uitrail/limits.h"
+
+/* DOMQuake's fixed constants (not parameters in the published model). */
+#define DQ_WINDOW_TICKS 6            /* the window spans this many ticks */
+#define DQ_BYTES_MAX_DEPTH 4         /* targets this shallow are sized by bytes */
+#define DQ_DECAY_RAMP_TICKS 5        /* ticks over which the decay factor ramps down */
+#define DQ_DECAY_FACTOR_FLOOR 0.25   /* per-tick decay once the ramp is complete */
+#define DQ_INITIAL_DECAYED 1.0       /* decayed intensity when observation starts */
+
+/* The slices kept in the window ring: the current one and DQ_WINDOW_TICKS
+ * before it. */
+#define WINDOW_SLICES (DQ_WINDOW_TICKS + 1)
+_Static_assert(UT_STAB_WINDOW_BUCKETS >= WINDOW_SLICES, "the window ring must hold a whole window");
+
+#define NO_TIME INT64_MIN
+
+static const double mutation_type_factor[3] = {
+    [UT_MUT_CHILDLIST] = 1.0,
+    [UT_MUT_ATTRIBUTES] = 0.4,
+    [UT_MUT_CHARDATA] = 0.1,
+};
+
+/* One recently mutated target. */
+typedef struct stab_target {
+    uint64_t key;             /* hash of `el`; 0 marks a free slot */
+    int64_t last_us;          /* when it last mutated */
+    int64_t window_start_us;  /* when it entered the current window; NO_TIME when outside */
+    double window_max;        /* its largest weight in the current window */
+    int64_t beat_us;          /* start of its latest beat (uitrail churn learning) */
+    uint32_t period_us;       /* learned interval between beats; 0 while unknown */
+    uint32_t subtree;         /* its subtree size when its current rhythm started */
+    uint32_t steady;          /* consecutive intervals at the learned rhythm */
+} stab_target;
+
+/* The summed window weight of the flushes in one slice of time. */
+typedef struct stab_slice {
+    int64_t index; /* slice number since the page start */
+    double sum;
+} stab_slice;
+
+struct ut_stab {
+    ut_stab_params p;
+    int64_t slice_us;         /* window_ms / 6: DOMQuake's tick, and the window's resolution */
+    int64_t window_us;
+    bool started;             /* a page is being scored */
+    bool has_mutations;
+    ut_page_state state;
+    int64_t now_us;           /* the scorer's clock */
+    int64_t origin_us;        /* start of the current page */
+    int64_t since_us;         /* time of the last mark */
+    uint64_t marks;
+    uint32_t busy;
+    double page_intensity;    /* P of the latest flush, at least 1 */
+    stab_target targets[UT_STAB_TARGETS_MAX];
+    stab_slice slices[UT_STAB_WINDOW_BUCKETS];
+
+    /* uitrail model */
+    int64_t last_significant_us;
+    int64_t busy_since_us;    /* start of the current loading period; NO_TIME when busy is 0 */
+    double level;             /* reported intensity at level_us, decaying */
+    int64_t level_us;
+
+    /* DOMQuake model */
+    int64_t dq_next_tick;     /* number of the next tick to run */
+    double dq_decayed;        /* DOMQuake's decayed intensity */
+    double dq_rel;            /* relative intensity at the latest tick */
+    uint32_t dq_ramp;         /* ticks since the decayed intensity last rose */
+};
+
+/* ---- Parameters ---- */
+
+void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
+{
+    if (model == UT_STAB_MODEL_DOMQUAKE) {
+        /* DOMQuake's published defaults: threshold 0.75, exit threshold
+         * 0.02, 6 ticks of 50 ms. Its decay is a fixed per-tick ramp, and
+         * it has no quiet time, loading cap, churn learning or floor; those
+         * fields keep the uitrail values and are ignored. */
+        ut_stab_params_defaults_for(p, UT_STAB_MODEL_UITRAIL);
+        p->model = UT_STAB_MODEL_DOMQUAKE;
+        p->enter_threshold = 0.75;
+        p->exit_threshold = 0.02;
+        p->window_ms = 300;
+        return;
+    }
+    *p = (ut_stab_params){
+        .model = UT_STAB_MODEL_UITRAIL,
+        /* A tenth of the page's intensity in one window: a re-rendered
+         * result list (about 0.1) or a dialog (above 1) makes a stable page
+         * "changing"; a lone text swap (leaf_floor) does not. DOMQuake's
+         * 0.75 ignores list and panel updates; uitrail can afford to be
+         * sensitive because it leaves "changing" quiet_ms after the change
+         * and learns periodic churn as background. */
+        .enter_threshold = 0.10,
+        /* A flush weighing less than 2 % of the page is noise: it neither
+         * delays a stable mark nor counts as a click's visible response.
+         * The same value as DOMQuake's exit threshold. */
+        .exit_threshold = 0.02,
+        /* DOMQuake's window: 6 × 50 ms. Frames of one render (16 ms apart)
+         * fall in one window, so a render spread over frames adds up. */
+        .window_ms = 300,
+        /* The reported intensity halves every 50 ms: informative only. */
+        .decay_half_life_ms = 50,
+        /* Stable 200 ms after the last significant flush: long enough to
+         * bridge the gaps inside a render (a frame is 16 ms, a chunk load
+         * or a layout pass rarely stalls rendering longer), and within the
+         * 250 ms the assistant can afford to wait. */
+        .quiet_ms = 200,
+        /* A loading indicator blocks "stable" for at most 10 s, so a
+         * spinner that never goes away does not hide the page forever. */
+        .busy_cap_ms = 10000,
+        /* Three intervals at one rhythm (the fourth beat) make a target
+         * background: a 1 s clock is learned in 3 s, a 3 s carousel in 9 s. */
+        .churn_min_repeats = 3,
+        /* Timers drift and flushes land on 16 ms frames: ±15 % of the
+         * period (150 ms on a 1 s clock) is still the same rhythm. */
+        .churn_rhythm_tolerance = 0.15,
+        /* A content change anywhere weighs at least 2.5 % of the page:
+         * above exit_threshold (it is a visible response), below
+         * enter_threshold (alone it does not make the page "changing"). */
+        .leaf_floor = 0.025,
+        /* Flushes of one target less than 50 ms (three frames) apart are
+         * one beat: a render or an animation updating a target every frame
+         * is one long beat, never a rhythm, while a live counter updating
+         * ten times a second beats at 100 ms. */
+        .churn_min_period_ms = 50,
+        /* A target holding half the page or more is a page transition,
+         * never background, however regular. */
+        .churn_max_page_fraction = 0.5,
+    };
+}
+
+void ut_stab_params_defaults(ut_stab_params *p)
+{
+    ut_stab_params_defaults_for(p, UT_STAB_MODEL_UITRAIL);
+}
+
+static bool in_range(double v, double lo, double hi)
+{
+    return isfinite(v) && v >= lo && v <= hi;
+}
+
+ut_status ut_stab_params_check(const ut_stab_params *p)
+{
+    if (p->model != UT_STAB_MODEL_UITRAIL && p->model != UT_STAB_MODEL_DOMQUAKE)
+        return UT_EINVAL;
+    /* A zero entry threshold would make every tick a transition. */
+    if (!in_range(p->enter_threshold, 0, UT_STAB_THRESHOLD_MAX) || p->enter_threshold == 0 ||
+        !in_range(p->exit_threshold, 0, UT_STAB_THRESHOLD_MAX) ||
+        !in_range(p->leaf_floor, 0, UT_STAB_THRESHOLD_MAX) ||
+        !in_range(p->churn_rhythm_tolerance, 0, 1) ||
+        !in_range(p->churn_max_page_fraction, 0, 1))
+        return UT_EINVAL;
+    if (p->window_ms < UT_STAB_WINDOW_MIN_MS || p->window_ms > UT_STAB_WINDOW_MAX_MS ||
+        p->decay_half_life_ms < 1 || p->decay_half_life_ms > UT_STAB_HALF_LIFE_MAX_MS ||
+        p->quiet_ms > UT_STAB_QUIET_MAX_MS || p->busy_cap_ms > UT_STAB_BUSY_CAP_MAX_MS ||
+        p->churn_min_repeats < 1 || p->churn_min_repeats > UT_STAB_CHURN_REPEATS_MAX ||
+        p->churn_min_period_ms > UT_STAB_CHURN_PERIOD_MAX_MS)
+        return UT_EINVAL;
+    return UT_OK;
+}
+
+/* ---- Small helpers ---- */
+
+/* Division rounding toward minus infinity, for slice numbers of times that
+ * may precede the page start (a sender's clock can jump back). */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static int64_t max_i64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Time arithmetic that saturates instead of wrapping, so a hostile event
+ * time near either end of int64 cannot cause undefined behaviour. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+static uint64_t target_key(ut_str el)
+{
+    uint64_t h = XXH3_64bits(el.ptr, el.len);
+    return h ? h : 1; /* 0 marks a free slot */
+}
+
+static void emit_mark(ut_stab *s, ut_page_state state, int64_t t, double intensity,
+                      ut_mark_fn emit, void *ud)
+{
+    s->state = state;
+    s->since_us = t;
+    if (state == UT_PAGE_STABLE)
+        s->marks++;
+    if (emit) {
+        ut_mark m = {
+            .state = state,
+            .time_us = t,
+            .intensity = intensity,
+            .marks = s->marks,
+            .busy = s->busy,
+        };
+        emit(ud, &m);
+    }
+}
+
+/* ---- Weights ---- */
+
+/* P, the page's DOMQuake intensity, estimated from [elements, depth] (see
+ * the top of this file); 1 when the estimate is 0. */
+static double page_intensity(uint32_t elements, uint32_t depth)
+{
+    if (elements == 0 || depth <= 1)
+        return 1.0;
+    double d = depth;
+    return 2.0 * d * (sqrt(1.5) - sqrt(1.0 + 0.5 / d));
+}
+
+/* DOMQuake's absolute weight of one record; 0 for an unknown kind. */
+static double record_weight(const ut_mut_rec *r, uint32_t elements, uint32_t max_depth)
+{
+    if ((unsigned)r->kind > UT_MUT_CHARDATA || elements == 0 || r->subtree == 0)
+        return 0.0;
+    double subtree = r->subtree < elements ? r->subtree : elements;
+    double depth_norm = max_depth ? (double)r->depth / max_depth : 0.0;
+    double structural = subtree / elements / sqrt(depth_norm + 1.0);
+    double size;
+    if (r->depth > DQ_BYTES_MAX_DEPTH) {
+        size = log2((double)r->nodes + 1.0) + 1.0;
+    } else {
+        uint32_t bytes = r->bytes < UT_MUTATION_BYTES_CAP ? r->bytes : UT_MUTATION_BYTES_CAP;
+        size = log2((double)bytes + 1.0) + 1.0;
+    }
+    return structural * size * mutation_type_factor[r->kind];
+}
+
+/* ---- Target table and window ring ---- */
+
+static void window_clear(ut_stab *s)
+{
+    for (size_t i = 0; i < UT_STAB_TARGETS_MAX; i++) {
+        s->targets[i].window_start_us = NO_TIME;
+        s->targets[i].window_max = 0.0;
+    }
+    for (size_t i = 0; i < UT_STAB_WINDOW_BUCKETS; i++)
+        s->slices[i] = (stab_slice){INT64_MIN, 0.0};
+}
+
+static int64_t slice_of(const ut_stab *s, int64_t t)
+{
+    return floor_div(sub_sat(t, s->origin_us), s->slice_us);
+}
+
+static void slice_add(ut_stab *s, int64_t index, double w)
+{
+    stab_slice *sl = &s->slices[(uint64_t)index % UT_STAB_WINDOW_BUCKETS];
+    if (sl->index != index)
+        *sl = (stab_slice){index, 0.0};
+    sl->sum += w;
+}
+
+/* The window intensity (absolute) as of slice `cur`: the slices cur-6..cur.
+ * Summed in ring order so the result does not depend on call history. */
+static double window_sum(const ut_stab *s, int64_t cur)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < UT_STAB_WINDOW_BUCKETS; i++) {
+        const stab_slice *sl = &s->slices[i];
+        if (sl->index <= cur && sl->index >= cur - DQ_WINDOW_TICKS)
+            sum += sl->sum;
+    }
+    return sum;
+}
+
+/* True when `tg` entered the window at or after `cutoff`. */
+static bool target_in_window(const stab_target *tg, int64_t cutoff)
+{
+    return tg->window_start_us != NO_TIME && tg->window_start_us >= cutoff;
+}
+
+/* A target whose learned rhythm expects another beat soon keeps its slot. */
+static bool target_rhythm_alive(const ut_stab *s, const stab_target *tg, int64_t t)
+{
+    if (s->p.model != UT_STAB_MODEL_UITRAIL || tg->period_us == 0)
+        return false;
+    double expect = tg->period_us * (1.0 + s->p.churn_rhythm_tolerance);
+    return (double)sub_sat(t, tg->beat_us) <= expect;
+}
+
+/* The slot of `key`, or a slot claimed for it (free, or the least recently
+ * used one that is out of the window and expects no beat); NULL when every
+ * slot is in use, in which case the caller counts the record untracked. */
+static stab_target *target_slot(ut_stab *s, uint64_t key, int64_t t)
+{
+    stab_target *victim = NULL;
+    for (size_t i = 0; i < UT_STAB_TARGETS_MAX; i++) {
+        stab_target *tg = &s->targets[i];
+        if (tg->key == key)
+            return tg;
+        if (tg->key == 0) {
+            if (!victim || victim->key != 0)
+                victim = tg;
+            continue;
+        }
+        if (victim && victim->key == 0)
+            continue;
+        if (target_in_window(tg, sub_sat(t, s->window_us)) || target_rhythm_alive(s, tg, t))
+            continue;
+        if (!victim || tg->last_us < victim->last_us)
+            victim = tg;
+    }
+    if (victim)
+        *victim = (stab_target){
+            .key = key,
+            .last_us = t,
+            .window_start_us = NO_TIME,
+            .beat_us = NO_TIME,
+        };
+    return victim;
+}
+
+/* Merges a weight into the window the way DOMQuake does: a target that
+ * entered the window at or after `cutoff` keeps its entry time and its
+ * maximum weight, and only the increase is added, to the slice it entered
+ * in (so it leaves the window with that entry). Otherwise the target enters
+ * at `entry_us`. Untracked records (tg NULL) count in full. */
+static void window_merge(ut_stab *s, stab_target *tg, int64_t cutoff, int64_t entry_us, double w)
+{
+    if (!tg) {
+        slice_add(s, slice_of(s, entry_us), w);
+        return;
+    }
+    if (target_in_window(tg, cutoff)) {
+        if (w > tg->window_max) {
+            slice_add(s, slice_of(s, tg->window_start_us), w - tg->window_max);
+            tg->window_max = w;
+        }
+        return;
+    }
+    tg->window_start_us = entry_us;
+    tg->window_max = w;
+    slice_add(s, slice_of(s, entry_us), w);
+}
+
+/* ---- Lifecycle ---- */
+
+static void page_reset(ut_stab *s, int64_t t)
+{
+    s->started = true;
+    s->origin_us = t;
+    s->busy = 0;
+    s->page_intensity = 1.0;
+    memset(s->targets, 0, sizeof s->targets);
+    window_clear(s);
+    s->last_significant_us = t;
+    s->busy_since_us = NO_TIME;
+    s->level = 0.0;
+    s->level_us = t;
+    s->dq_next_tick = 0;
+    s->dq_decayed = DQ_INITIAL_DECAYED;
+    s->dq_rel = 0.0;
+    s->dq_ramp = DQ_DECAY_RAMP_TICKS;
+}
+
+ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out)
+{
+    *out = NULL;
+    ut_stab_params params;
+    if (p)
+        params = *p;
+    else
+        ut_stab_params_defaults(&params);
+    if (ut_stab_params_check(&params) != UT_OK)
+        return UT_EINVAL;
+    ut_stab *s = ut_calloc(1, sizeof *s);
+    if (!s)
+        return UT_ENOMEM;
+    s->p = params;
+    s->window_us = (int64_t)params.window_ms * 1000;
+    s->slice_us = s->window_us / DQ_WINDOW_TICKS;
+    s->state = UT_PAGE_CHANGING;
+    s->now_us = INT64_MIN;
+    s->page_intensity = 1.0;
+    window_clear(s);
+    *out = s;
+    return UT_OK;
+}
+
+void ut_stab_free(ut_stab *s)
+{
+    ut_free(s);
+}
+
+/* ---- The DOMQuake model ---- */
+
+static int64_t dq_tick_time(const ut_stab *s, int64_t tick)
+{
+    return add_sat(s->origin_us, mul_sat(tick, s->slice_us));
+}
+
+/* Runs DOMQuake's tick number s->dq_next_tick. */
+static void dq_tick(ut_stab *s, ut_mark_fn emit, void *ud)
+{
+    int64_t tick = s->dq_next_tick++;
+    int64_t t = dq_tick_time(s, tick);
+    double rel = window_sum(s, tick) / s->page_intensity;
+    s->dq_rel = rel;
+    if (rel > s->dq_decayed) {
+        s->dq_decayed = rel;
+        s->dq_ramp = 0;
+    } else {
+        if (s->dq_ramp < DQ_DECAY_RAMP_TICKS)
+            s->dq_ramp++;
+        double progress = (double)s->dq_ramp / DQ_DECAY_RAMP_TICKS;
+        s->dq_decayed *= 1.0 - progress * (1.0 - DQ_DECAY_FACTOR_FLOOR);
+    }
+    if (rel >= s->p.enter_threshold && s->state != UT_PAGE_CHANGING) {
+        emit_mark(s, UT_PAGE_CHANGING, t, rel, emit, ud);
+    } else if (!(s->dq_decayed > s->p.exit_threshold) && s->state != UT_PAGE_STABLE) {
+        window_clear(s);
+        s->dq_decayed = 0.0;
+        emit_mark(s, UT_PAGE_STABLE, t, rel, emit, ud);
+    }
+}
+
+/* True when no tick can emit a mark until a new flush: the page is stable
+ * and the window is empty. */
+static bool dq_idle(const ut_stab *s)
+{
+    return s->state == UT_PAGE_STABLE && window_sum(s, s->dq_next_tick) == 0.0 &&
+           s->dq_ramp == DQ_DECAY_RAMP_TICKS;
+}
+
+/* Runs every tick before `t` (at or before it when `inclusive`). Idle
+ * stretches are skipped in one step: their only effect is the decay, by an
+ * exact factor of 1/4 per tick. */
+static void dq_run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit, void *ud)
+{
+    for (;;) {
+        int64_t next = dq_tick_time(s, s->dq_next_tick);
+        if (next > t || (!inclusive && next == t) || next == INT64_MAX)
+            return;
+        if (dq_idle(s)) {
+            int64_t last = slice_of(s, t);
+            if (!inclusive && dq_tick_time(s, last) == t)
+                last--;
+            int64_t skipped = last - s->dq_next_tick + 1;
+            if (skipped > 1) {
+                s->dq_decayed = skipped > 600 ? 0.0 : ldexp(s->dq_decayed, (int)(-2 * skipped));
+                s->dq_rel = 0.0;
+                s->dq_next_tick = last + 1;
+                return;
+            }
+        }
+        dq_tick(s, emit, ud);
+    }
+}
+
+static bool dq_mutation(ut_stab *s, const ut_event *ev, int64_t t)
+{
+    /* DOMQuake scores a flush at its next tick, with that tick's time. An
+     * entry is still in its map if the previous tick did not prune it, even
+     * if this tick will: a repeat merged into such an entry leaves with it. */
+    int64_t tick = s->dq_next_tick;
+    int64_t tick_us = dq_tick_time(s, tick);
+    int64_t present_cutoff = sub_sat(sub_sat(tick_us, s->slice_us), s->window_us);
+    bool significant = false;
+    s->page_intensity = page_intensity(ev->dom_elements, ev->dom_depth);
+    for (uint32_t i = 0; i < ev->nrecs; i++) {
+        const ut_mut_rec *r = &ev->recs[i];
+        double w = record_weight(r, ev->dom_elements, ev->dom_depth);
+        if (w <= 0.0)
+            continue;
+        significant = true;
+        stab_target *tg = r->el.len ? target_slot(s, target_key(r->el), t) : NULL;
+        if (tg)
+            tg->last_us = t;
+        window_merge(s, tg, present_cutoff, tick_us, w);
+    }
+    return significant;
+}
+
+/* ---- The uitrail model ---- */
+
+static double level_at(const ut_stab *s, int64_t t)
+{
+    if (s->level == 0.0 || t <= s->level_us)
+        return s->level;
+    double half_lives = (double)sub_sat(t, s->level_us) / (s->p.decay_half_life_ms * 1000.0);
+    return s->level * exp2(-half_lives);
+}
+
+static int64_t ui_stable_due(const ut_stab *s)
+{
+    int64_t due = add_sat(s->last_significant_us, (int64_t)s->p.quiet_ms * 1000);
+    if (s->busy > 0 && s->busy_since_us != NO_TIME)
+        due = max_i64(due, add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
+    return due;
+}
+
+static void ui_run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit, void *ud)
+{
+    if (s->state != UT_PAGE_CHANGING)
+        return;
+    int64_t due = ui_stable_due(s);
+    if (due < t || (inclusive && due == t))
+        emit_mark(s, UT_PAGE_STABLE, due, level_at(s, due), emit, ud);
+}
+
+/* Learns the rhythm of `tg` from a record at `t` and says whether the
+ * record is background churn. */
+static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r,
+                          uint32_t elements, int64_t t)
+{
+    const ut_stab_params *p = &s->p;
+    /* A mutation continues the current beat when it follows the target's
+     * previous one within churn_min_period_ms (the frames of one swap
+     * animation chain up, however long), or falls in the first half of a
+     * learned period (a carousel's late class change). */
+    bool same_beat = tg->beat_us != NO_TIME &&
+                     (sub_sat(t, tg->last_us) < (int64_t)p->churn_min_period_ms * 1000 ||
+                      sub_sat(t, tg->beat_us) < (int64_t)tg->period_us / 2);
+    if (tg->beat_us == NO_TIME) {
+        tg->beat_us = t;
+        tg->subtree = r->subtree;
+    } else if (!same_beat) {
+        int64_t interval = sub_sat(t, tg->beat_us);
+        double tol = p->churn_rhythm_tolerance;
+        double size_ref = tg->subtree > r->subtree ? tg->subtree : r->subtree;
+        bool same_size = fabs((double)tg->subtree - r->subtree) <= tol * size_ref;
+        bool on_rhythm = tg->period_us > 0 &&
+                         fabs((double)interval - tg->period_us) <= tol * tg->period_us;
+        if (on_rhythm && same_size) {
+            if (tg->steady < UT_STAB_CHURN_REPEATS_MAX)
+                tg->steady++;
+            /* Follow a slowly drifting timer. */
+            tg->period_us = (uint32_t)((3 * (int64_t)tg->period_us + interval) / 4);
+        } else {
+            /* A new rhythm starts here; its size is the reference the
+             * next beats are held to, so slow growth adds up and shows. */
+            tg->steady = 1;
+            tg->period_us = interval > UINT32_MAX ? 0 : (uint32_t)interval;
+            tg->subtree = r->subtree;
+        }
+        tg->beat_us = t;
+    }
+    if (tg->steady < p->churn_min_repeats || elements == 0)
+        return false;
+    return (double)r->subtree / elements < p->churn_max_page_fraction;
+}
+
+static bool ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn emit, void *ud)
+{
+    const ut_stab_params *p = &s->p;
+    double P = page_intensity(ev->dom_elements, ev->dom_depth);
+    s->page_intensity = P;
+    int64_t slice = slice_of(s, t);
+    double flush = 0.0;
+    for (uint32_t i = 0; i < ev->nrecs; i++) {
+        const ut_mut_rec *r = &ev->recs[i];
+        if ((unsigned)r->kind > UT_MUT_CHARDATA)
+            continue;
+        double w = record_weight(r, ev->dom_elements, ev->dom_depth) / P;
+        if (r->kind != UT_MUT_ATTRIBUTES && w < p->leaf_floor)
+            w = p->leaf_floor;
+        stab_target *tg = r->el.len ? target_slot(s, target_key(r->el), t) : NULL;
+        if (tg) {
+            if (churn_observe(s, tg, r, ev->dom_elements, t))
+                w = 0.0;
+            tg->last_us = t;
+        }
+        flush += w;
+        if (w > 0.0)
+            window_merge(s, tg, sub_sat(t, s->window_us), t, w);
+    }
+    double window = window_sum(s, slice);
+    double level = level_at(s, t);
+    s->level = window > level ? window : level;
+    s->level_us = t;
+
+    uint32_t busy_before = s->busy;
+    s->busy = ev->busy;
+    bool busy_starts = ev->busy > 0 && (busy_before == 0 || s->busy_since_us == NO_TIME);
+    bool busy_ends = ev->busy == 0 && busy_before > 0;
+    if (busy_starts)
+        s->busy_since_us = t;
+    else if (ev->busy == 0)
+        s->busy_since_us = NO_TIME;
+
+    bool significant = flush >= p->exit_threshold || ev->dropped > 0;
+    if (significant || busy_ends || busy_starts)
+        s->last_significant_us = t;
+    if (s->state == UT_PAGE_STABLE && (window >= p->enter_threshold || busy_starts)) {
+        s->last_significant_us = t;
+        emit_mark(s, UT_PAGE_CHANGING, t, s->level, emit, ud);
+    }
+    return significant;
+}
+
+/* ---- Public entry points ---- */
+
+static void run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit, void *ud)
+{
+    if (!s->started)
+        return;
+    if (s->p.model == UT_STAB_MODEL_DOMQUAKE)
+        dq_run_until(s, t, inclusive, emit, ud);
+    else
+        ui_run_until(s, t, inclusive, emit, ud);
+}
+
+/* Moves the clock to `t` (never backwards) and returns the time to score
+ * an event at. */
+static int64_t clock_to(ut_stab *s, int64_t t)
+{
+    if (t > s->now_us)
+        s->now_us = t;
+    return s->now_us;
+}
+
+void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
+{
+    int64_t t = clock_to(s, t_us);
+    run_until(s, t, false, emit, ud);
+    bool was_stable = s->started && s->state == UT_PAGE_STABLE;
+    page_reset(s, t);
+    if (was_stable)
+        emit_mark(s, UT_PAGE_CHANGING, t, 0.0, emit, ud);
+    s->state = UT_PAGE_CHANGING;
+}
+
+bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud)
+{
+    if (ev->kind != UT_KIND_MUTATION)
+        return false;
+    int64_t t = clock_to(s, ev->time_us);
+    run_until(s, t, false, emit, ud);
+    if (!s->started)
+        page_reset(s, t);
+    s->has_mutations = true;
+    if (s->p.model == UT_STAB_MODEL_DOMQUAKE) {
+        s->busy = ev->busy;
+        return dq_mutation(s, ev, t);
+    }
+    return ui_mutation(s, ev, t, emit, ud);
+}
+
+void ut_stab_advance(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
+{
+    /* A time behind the clock still emits only what is due by then. */
+    clock_to(s, t_us);
+    run_until(s, t_us, true, emit, ud);
+}
+
+static void capture_mark(void *ud, const ut_mark *m)
+{
+    int64_t *first = ud;
+    if (*first == INT64_MAX)
+        *first = m->time_us;
+}
+
+int64_t ut_stab_next_deadline(const ut_stab *s)
+{
+    if (!s->started)
+        return INT64_MAX;
+    if (s->p.model == UT_STAB_MODEL_UITRAIL)
+        return s->state == UT_PAGE_CHANGING ? ui_stable_due(s) : INT64_MAX;
+    /* DOMQuake's next mark comes from its ticks: run them on a copy until
+     * one emits a mark or nothing more can happen. The window empties and
+     * the decay reaches the exit threshold within a few dozen ticks. */
+    ut_stab sim = *s;
+    int64_t first = INT64_MAX;
+    while (first == INT64_MAX && !dq_idle(&sim) && dq_tick_time(&sim, sim.dq_next_tick) < INT64_MAX)
+        dq_tick(&sim, capture_mark, &first);
+    return first;
+}
+
+void ut_stab_status_get(const ut_stab *s, ut_stab_status *out)
+{
+    double intensity = s->p.model == UT_STAB_MODEL_DOMQUAKE ? s->dq_rel : level_at(s, s->now_us);
+    *out = (ut_stab_status){
+        .state = s->state,
+        .since_us = s->since_us,
+        .intensity = intensity,
+        .marks = s->marks,
+        .busy = s->busy,
+        .has_mutations = s->has_mutations,
+    };
+}
+
+const char *ut_page_state_name(ut_page_state st)
+{
+    return st == UT_PAGE_STABLE ? "stable" : "changing";
+}
+
+ut_status ut_mark_json(ut_buf *out, ut_str tab, const ut_mark *m)
+{
+    ut_buf_append_cstr(out, "{\"tab\":");
+    ut_buf_append_json_str(out, tab);
+    ut_buf_printf(out, ",\"time\":%lld,\"state\":\"%s\",\"intensity\":%.3f,\"marks\":%llu}",
+                  (long long)floor_div(m->time_us, 1000), ut_page_state_name(m->state),
+                  isfinite(m->intensity) ? m->intensity : 0.0, (unsigned long long)m->marks);
+    return out->oom ? UT_ENOMEM : UT_OK;
+}
