@@ -844,6 +844,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
 
     if (new_page) {
         dialogs_free(t);
+        t->page_load_us = now;
         if (t->stab) {
             mark_sink ms = {e, t};
             ut_stab_page_load(t->stab, now, on_stab_mark, &ms);
@@ -868,11 +869,18 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
 
 static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
-    if (!t->stab && ut_stab_new(&e->cfg.stab, &t->stab) != UT_OK)
-        return UT_ENOMEM;
+    mark_sink ms = {e, t};
+    if (!t->stab) {
+        /* The scorer is made lazily, so that tabs whose sender reports no
+         * mutations cost nothing; it must still see the page start where
+         * the page loaded, as it would have had it existed then. */
+        if (ut_stab_new(&e->cfg.stab, &t->stab) != UT_OK)
+            return UT_ENOMEM;
+        if (t->page_load_us)
+            ut_stab_page_load(t->stab, t->page_load_us, on_stab_mark, &ms);
+    }
     ut_event at = *ev;
     at.time_us = now;
-    mark_sink ms = {e, t};
     if (!ut_stab_mutation(t->stab, &at, on_stab_mark, &ms))
         return UT_OK;
     ut__entry **candidate = outcome_candidate(t, now);

@@ -169,6 +169,7 @@ typedef struct ut__tab {
     uint32_t rage_n;
 
     ut_stab *stab;       /* created by the first mutation record */
+    int64_t page_load_us; /* sender time of the last load or reload; 0: none */
     char *page;          /* url then title, NULL before the first nav */
     uint16_t url_len;
     uint16_t title_len;

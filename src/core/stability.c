@@ -102,9 +102,12 @@
  *
  * TIME. The scorer's clock only moves forward: an event older than the
  * clock (after ut_stab_advance went past it) is scored at the clock's time.
- * ut_stab_advance(t) emits the marks due at or before t; an event at time
- * t first emits the marks due strictly before t. Advancing in many steps
- * or in one gives the same marks. */
+ * ut_stab_advance(t) emits the marks due at or before t, and so does an
+ * event at time t before it is scored: whatever is due at t happens before
+ * the events of t. That is what makes an advance to t followed by an event
+ * at t (the daemon's timer firing just before a record arrives) give the
+ * same marks as the event alone (a replay). Advancing in many steps or in
+ * one gives the same marks. */
 #include "uitrail/stability.h"
 
 #include <math.h>
@@ -757,7 +760,7 @@ static int64_t clock_to(ut_stab *s, int64_t t)
 void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
 {
     int64_t t = clock_to(s, t_us);
-    run_until(s, t, false, emit, ud);
+    run_until(s, t, true, emit, ud);
     bool was_stable = s->started && s->state == UT_PAGE_STABLE;
     page_reset(s, t);
     if (was_stable)
@@ -770,7 +773,7 @@ bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud)
     if (ev->kind != UT_KIND_MUTATION)
         return false;
     int64_t t = clock_to(s, ev->time_us);
-    run_until(s, t, false, emit, ud);
+    run_until(s, t, true, emit, ud);
     if (!s->started)
         page_reset(s, t);
     s->has_mutations = true;

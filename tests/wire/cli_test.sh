@@ -44,6 +44,16 @@ bluewidget)
   run 0 replay "$root/fixtures/sessions/bluewidget.json"
   diff -u "$root/fixtures/sessions/bluewidget.trace.txt" "$work/out" >&2 || fail "trace differs from bluewidget.trace.txt"
   stderr_empty ;;
+stability_marks)
+  # Every stability fixture, replayed through the whole engine, gives the
+  # marks the scorer's own tests expect, for both models.
+  for f in "$root"/fixtures/stability/*.json; do
+    b=${f%.json}
+    run 0 replay "$f" --format marks
+    diff -u "$b.marks" "$work/out" >&2 || fail "$(basename "$b"): marks differ"
+    run 0 replay "$f" --format marks --model domquake
+    diff -u "$b.domquake.marks" "$work/out" >&2 || fail "$(basename "$b"): DOMQuake marks differ"
+  done ;;
 version)
   run 0 --version
   grep -qE '^uitrail [0-9]+\.[0-9]+\.[0-9]+$' "$work/out" || fail "bad version line" ;;

@@ -156,10 +156,8 @@ static void on_mark(void *ud, ut_str tab, const ut_mark *m)
         return;
     ut_buf *b = &r->line;
     ut_buf_reset(b);
-    ut_buf_append_cstr(b, "{\"tab\":");
-    ut_buf_append_json_str(b, tab);
-    ut_buf_printf(b, ",\"time\":%" PRId64 ",\"state\":\"%s\",\"intensity\":%.3f,\"marks\":%" PRIu64 "}\n",
-                  m->time_us / 1000, m->state == UT_PAGE_STABLE ? "stable" : "changing", m->intensity, m->marks);
+    ut_mark_json(b, tab, m);
+    ut_buf_append(b, "\n", 1);
     if (b->oom)
         r->fatal = UT_ENOMEM;
     else
@@ -339,6 +337,8 @@ static const char replay_help[] =
     "  --framed           wrap each trace for an assistant prompt\n"
     "  --ring N           entries kept per tab (1-1000, default 20)\n"
     "  --debounce-ms N    same-element clicks within N ms make one entry\n"
+    "  --model M          stability model: uitrail (default) or domquake (the\n"
+    "                     published DOMQuake model with its defaults)\n"
     "\n"
     "Rejected records are reported on stderr and skipped. A malformed stream\n"
     "stops the replay: the traces of what came before it are printed, the\n"
@@ -347,7 +347,7 @@ static const char replay_help[] =
 
 static int replay_run(const ut_cli_command *self, int argc, char **argv)
 {
-    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE };
+    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL };
     static const struct option options[] = {
         {"tab", required_argument, NULL, OPT_TAB},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -356,6 +356,7 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         {"framed", no_argument, NULL, OPT_FRAMED},
         {"ring", required_argument, NULL, OPT_RING},
         {"debounce-ms", required_argument, NULL, OPT_DEBOUNCE},
+        {"model", required_argument, NULL, OPT_MODEL},
         {NULL, 0, NULL, 0},
     };
     replay r = {.format = OUT_TEXT, .line = UT_BUF_INIT};
@@ -404,6 +405,14 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
             if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &cfg.debounce_ms))
                 return ut_cli_usage_error(self, "--debounce-ms '%s': use a number from 0 to %d", optarg,
                                           UT_DEBOUNCE_MAX_MS);
+            break;
+        case OPT_MODEL:
+            if (strcmp(optarg, "uitrail") == 0)
+                ut_stab_params_defaults_for(&cfg.stab, UT_STAB_MODEL_UITRAIL);
+            else if (strcmp(optarg, "domquake") == 0)
+                ut_stab_params_defaults_for(&cfg.stab, UT_STAB_MODEL_DOMQUAKE);
+            else
+                return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
             break;
         case ':':
             return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
@@ -486,7 +495,7 @@ done:
 const ut_cli_command ut_cli_replay = {
     .name = "replay",
     .summary = "apply a recorded or captured event stream and print the traces",
-    .usage = "FILE [--tab TAB] [--format text|json|marks] [--limit N] [--max-tokens N] [--framed] "
+    .usage = "FILE [--tab TAB] [--format text|json|marks] [--limit N] [--max-tokens N] [--framed] [--model M] "
              "[--ring N] [--debounce-ms N]",
     .help = replay_help,
     .run = replay_run,
