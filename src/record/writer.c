@@ -1,0 +1,210 @@
+/* The recording writer: queues packed entries and compresses them into
+ * self-contained zstd frames (content size and checksum in each). One
+ * ZSTD_CCtx and two buffers are reused for the life of the writer, so
+ * recording an event allocates nothing once the buffers have grown. */
+#include "record_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <zstd_errors.h>
+
+#include "uitrail/wire.h"
+
+static void *zstd_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return ut_malloc(size);
+}
+
+static void zstd_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    ut_free(ptr);
+}
+
+const ZSTD_customMem ut__rec_zstd_mem = {zstd_alloc, zstd_free, NULL};
+
+struct ut_rec_writer {
+    ut_rec_writer_opts opts;
+    ZSTD_CCtx *cctx;
+    ut_buf pending;            /* msgpack entries of the next frame */
+    uint32_t pending_entries;  /* event entries among them (the meta is not counted) */
+    bool pending_meta;         /* the meta entry is still queued */
+    int64_t pending_since_us;  /* clock of the first queued event */
+    ut_buf frame;              /* the last finished frame */
+    ut_rec_writer_stats stats;
+};
+
+void ut_rec_writer_opts_defaults(ut_rec_writer_opts *o)
+{
+    o->frame_bytes = UT_REC_FRAME_CUT_DEFAULT_BYTES;
+    o->frame_interval_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
+    o->zstd_level = UT_REC_ZSTD_LEVEL_DEFAULT;
+}
+
+static ut_status check_opts(const ut_rec_writer_opts *o, const ut_rec_meta *meta, char *err, size_t errlen)
+{
+    if (o->frame_bytes < UT_REC_FRAME_CUT_MIN_BYTES || o->frame_bytes > UT_REC_FRAME_CUT_MAX_BYTES) {
+        snprintf(err, errlen, "frame size %u bytes is out of range: use %u to %u", o->frame_bytes,
+                 UT_REC_FRAME_CUT_MIN_BYTES, UT_REC_FRAME_CUT_MAX_BYTES);
+        return UT_EINVAL;
+    }
+    if (o->frame_interval_ms < UT_REC_FRAME_INTERVAL_MIN_MS || o->frame_interval_ms > UT_REC_FRAME_INTERVAL_MAX_MS) {
+        snprintf(err, errlen, "frame interval %u ms is out of range: use %u to %u", o->frame_interval_ms,
+                 UT_REC_FRAME_INTERVAL_MIN_MS, UT_REC_FRAME_INTERVAL_MAX_MS);
+        return UT_EINVAL;
+    }
+    if (o->zstd_level < ZSTD_minCLevel() || o->zstd_level > ZSTD_maxCLevel()) {
+        snprintf(err, errlen, "zstd level %d is out of range: use %d to %d", o->zstd_level,
+                 ZSTD_minCLevel(), ZSTD_maxCLevel());
+        return UT_EINVAL;
+    }
+    if (meta->tab.len == 0 || meta->tab.len > UT_TAB_MAX_BYTES) {
+        snprintf(err, errlen, "tab id of %zu bytes is out of range: use 1 to %u bytes",
+                 meta->tab.len, UT_TAB_MAX_BYTES);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+ut_status ut_rec_writer_new(const ut_rec_writer_opts *opts, const ut_rec_meta *meta,
+                            ut_rec_writer **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (errlen)
+        err[0] = '\0';
+    ut_status st = check_opts(opts, meta, err, errlen);
+    if (st != UT_OK)
+        return st;
+
+    ut_rec_writer *w = ut_calloc(1, sizeof *w);
+    if (!w)
+        return UT_ENOMEM;
+    w->opts = *opts;
+    w->pending = UT_BUF_INIT;
+    w->frame = UT_BUF_INIT;
+    w->pending_since_us = INT64_MAX;
+    w->cctx = ZSTD_createCCtx_advanced(ut__rec_zstd_mem);
+    if (!w->cctx)
+        goto nomem;
+    /* The two parameters are sticky: every ZSTD_compress2 on this context
+     * uses them. The content size is written by default in one-shot mode. */
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, opts->zstd_level))
+        || ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))
+        || ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)))
+        goto nomem;
+    if (ut__rec_pack_meta(meta, &w->pending) != UT_OK)
+        goto nomem;
+    if (w->pending.len > UT_REC_META_MAX_BYTES) {
+        snprintf(err, errlen, "meta entry of %zu bytes is over the limit of %u: shorten the daemon version",
+                 w->pending.len, UT_REC_META_MAX_BYTES);
+        ut_rec_writer_free(w);
+        return UT_EINVAL;
+    }
+    w->pending_meta = true;
+    *out = w;
+    return UT_OK;
+
+nomem:
+    ut_rec_writer_free(w);
+    return UT_ENOMEM;
+}
+
+void ut_rec_writer_free(ut_rec_writer *w)
+{
+    if (!w)
+        return;
+    ZSTD_freeCCtx(w->cctx);
+    ut_buf_free(&w->pending);
+    ut_buf_free(&w->frame);
+    ut_free(w);
+}
+
+/* Compresses the queued entries into one frame. On UT_ENOMEM the entries
+ * stay queued for the next attempt. */
+static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
+{
+    *frame = UT_STR_NULL;
+    if (w->pending.len == 0)
+        return UT_OK;
+    size_t bound = ZSTD_compressBound(w->pending.len);
+    ut_buf_reset(&w->frame);
+    if (ut_buf_reserve(&w->frame, bound) != UT_OK)
+        return UT_ENOMEM;
+    size_t n = ZSTD_compress2(w->cctx, w->frame.data, bound, w->pending.data, w->pending.len);
+    if (ZSTD_isError(n)) {
+        /* With a destination of ZSTD_compressBound bytes, running out of
+         * memory is the one expected failure. Drop the context's half-done
+         * session so that the retry starts clean; the entries stay queued. */
+        ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+        return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? UT_ENOMEM : UT_EIO;
+    }
+    w->frame.len = n;
+
+    w->stats.frames++;
+    w->stats.entries += w->pending_entries + (w->pending_meta ? 1u : 0u);
+    w->stats.content_bytes += w->pending.len;
+    w->stats.compressed_bytes += n;
+    ut_buf_reset(&w->pending);
+    w->pending_entries = 0;
+    w->pending_meta = false;
+    w->pending_since_us = INT64_MAX;
+    *frame = ut_buf_str(&w->frame);
+    return UT_OK;
+}
+
+ut_status ut_rec_writer_append(ut_rec_writer *w, const ut_event *ev, ut_str *frame)
+{
+    *frame = UT_STR_NULL;
+    size_t before = w->pending.len;
+    ut_status st = ut_wire_pack_event(ev, true, &w->pending);
+    if (st == UT_OK && w->pending.len - before > UT_REC_ENTRY_MAX_BYTES)
+        st = UT_ELIMIT;
+    if (st != UT_OK) {
+        w->pending.len = before;
+        if (w->pending.data)
+            w->pending.data[before] = '\0';
+        w->pending.oom = false;
+        return st;
+    }
+    if (w->pending_entries++ == 0)
+        w->pending_since_us = ev->rt_us ? ev->rt_us : ev->time_us;
+    if (w->pending.len < w->opts.frame_bytes)
+        return UT_OK;
+    return finish_frame(w, frame);
+}
+
+int64_t ut_rec_writer_deadline(const ut_rec_writer *w)
+{
+    if (w->pending.len == 0)
+        return INT64_MAX;
+    /* A frame holding only the meta entry has no clock yet: it goes out
+     * with the first event's frame, or on ut_rec_writer_flush. */
+    if (w->pending_since_us == INT64_MAX)
+        return INT64_MAX;
+    int64_t interval_us = (int64_t)w->opts.frame_interval_ms * 1000;
+    if (w->pending_since_us > INT64_MAX - interval_us)
+        return INT64_MAX;
+    return w->pending_since_us + interval_us;
+}
+
+ut_status ut_rec_writer_flush_due(ut_rec_writer *w, int64_t now_us, ut_str *frame)
+{
+    *frame = UT_STR_NULL;
+    int64_t due = ut_rec_writer_deadline(w);
+    if (due == INT64_MAX || now_us < due)
+        return UT_OK;
+    return finish_frame(w, frame);
+}
+
+ut_status ut_rec_writer_flush(ut_rec_writer *w, ut_str *frame)
+{
+    return finish_frame(w, frame);
+}
+
+void ut_rec_writer_stats_get(const ut_rec_writer *w, ut_rec_writer_stats *out)
+{
+    *out = w->stats;
+    out->pending_entries = w->pending_entries + (w->pending_meta ? 1u : 0u);
+    out->pending_bytes = w->pending.len;
+}
