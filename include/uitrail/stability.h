@@ -78,10 +78,21 @@ void ut_stab_free(ut_stab *s);
 /* A page load or reload starts a new page: history is forgotten. */
 void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
 
+/* What one mutation flush amounted to, for the click it may answer. */
+typedef enum ut_stab_change {
+    UT_STAB_CHANGE_NONE = 0, /* nothing that counts (background churn, no weight) */
+    UT_STAB_CHANGE_MINOR,    /* significant for stability through the leaf floor
+                                alone (text swapped in leaves): a click is not
+                                dead, but its outcome is not "page changed" */
+    UT_STAB_CHANGE_VISIBLE,  /* elements added, removed or restructured, with a
+                                weight of at least the exit threshold before
+                                the leaf floor: a click's outcome "page changed" */
+} ut_stab_change;
+
 /* Scores one mutation record (ev->kind == UT_KIND_MUTATION) at ev->time_us,
- * first emitting any mark due before that time. Returns true when the flush
- * was significant (a click's outcome "page changed"). */
-bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud);
+ * first emitting any mark due at or before that time, and says what the
+ * flush amounted to. */
+ut_stab_change ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud);
 
 /* Moves the scorer's clock to `t_us`, emitting every mark due by then.
  * The clock never moves back: a time behind it emits what is due by that

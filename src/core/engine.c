@@ -881,9 +881,13 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     }
     ut_event at = *ev;
     at.time_us = now;
-    if (!ut_stab_mutation(t->stab, &at, on_stab_mark, &ms))
+    ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
+    if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
-    ut__entry **candidate = outcome_candidate(t, now);
+    /* A minor change (text swapped in leaves, as a ticking clock not yet
+     * learned as background does) means the click was not dead, but it is not a visible
+     * response worth naming as the click's outcome. */
+    ut__entry **candidate = change == UT_STAB_CHANGE_VISIBLE ? outcome_candidate(t, now) : NULL;
     mark_responded(t);
     if (candidate && (*candidate)->outcome == UT__OUT_NONE) {
         (*candidate)->outcome = UT__OUT_CHANGED;

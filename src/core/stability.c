@@ -595,7 +595,7 @@ static void dq_run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit,
     }
 }
 
-static bool dq_mutation(ut_stab *s, const ut_event *ev, int64_t t)
+static ut_stab_change dq_mutation(ut_stab *s, const ut_event *ev, int64_t t)
 {
     /* DOMQuake scores a flush at its next tick, with that tick's time. An
      * entry is still in its map if the previous tick did not prune it, even
@@ -603,20 +603,21 @@ static bool dq_mutation(ut_stab *s, const ut_event *ev, int64_t t)
     int64_t tick = s->dq_next_tick;
     int64_t tick_us = dq_tick_time(s, tick);
     int64_t present_cutoff = sub_sat(sub_sat(tick_us, s->slice_us), s->window_us);
-    bool significant = false;
+    double flush = 0.0;
     s->page_intensity = page_intensity(ev->dom_elements, ev->dom_depth);
     for (uint32_t i = 0; i < ev->nrecs; i++) {
         const ut_mut_rec *r = &ev->recs[i];
         double w = record_weight(r, ev->dom_elements, ev->dom_depth);
         if (w <= 0.0)
             continue;
-        significant = true;
+        flush += w;
         stab_target *tg = r->el.len ? target_slot(s, target_key(r->el), t) : NULL;
         if (tg)
             tg->last_us = t;
         window_merge(s, tg, present_cutoff, tick_us, w);
     }
-    return significant;
+    /* DOMQuake weighs leaves zero, so whatever it counts is structural. */
+    return flush > 0.0 ? UT_STAB_CHANGE_VISIBLE : UT_STAB_CHANGE_NONE;
 }
 
 /* ---- The uitrail model ---- */
@@ -688,27 +689,31 @@ static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r
     return (double)r->subtree / elements < p->churn_max_page_fraction;
 }
 
-static bool ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn emit, void *ud)
+static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn emit,
+                                  void *ud)
 {
     const ut_stab_params *p = &s->p;
     double P = page_intensity(ev->dom_elements, ev->dom_depth);
     s->page_intensity = P;
     int64_t slice = slice_of(s, t);
     double flush = 0.0;
+    double structural = 0.0; /* the flush without the leaf floor */
     for (uint32_t i = 0; i < ev->nrecs; i++) {
         const ut_mut_rec *r = &ev->recs[i];
         if ((unsigned)r->kind > UT_MUT_CHARDATA)
             continue;
-        double w = record_weight(r, ev->dom_elements, ev->dom_depth) / P;
+        double raw = record_weight(r, ev->dom_elements, ev->dom_depth) / P;
+        double w = raw;
         if (r->kind != UT_MUT_ATTRIBUTES && w < p->leaf_floor)
             w = p->leaf_floor;
         stab_target *tg = r->el.len ? target_slot(s, target_key(r->el), t) : NULL;
         if (tg) {
             if (churn_observe(s, tg, r, ev->dom_elements, t))
-                w = 0.0;
+                w = raw = 0.0;
             tg->last_us = t;
         }
         flush += w;
+        structural += raw;
         if (w > 0.0)
             window_merge(s, tg, sub_sat(t, s->window_us), t, w);
     }
@@ -733,7 +738,13 @@ static bool ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn em
         s->last_significant_us = t;
         emit_mark(s, UT_PAGE_CHANGING, t, s->level, emit, ud);
     }
-    return significant;
+    if (!significant)
+        return UT_STAB_CHANGE_NONE;
+    /* Elements added, removed or restructured answer a click visibly; text
+     * swapped in leaves alone (what a ticking clock does before it is
+     * learned as background) only shows the page was not dead. */
+    return structural >= p->exit_threshold || ev->dropped > 0 ? UT_STAB_CHANGE_VISIBLE
+                                                               : UT_STAB_CHANGE_MINOR;
 }
 
 /* ---- Public entry points ---- */
@@ -768,10 +779,10 @@ void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
     s->state = UT_PAGE_CHANGING;
 }
 
-bool ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud)
+ut_stab_change ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud)
 {
     if (ev->kind != UT_KIND_MUTATION)
-        return false;
+        return UT_STAB_CHANGE_NONE;
     int64_t t = clock_to(s, ev->time_us);
     run_until(s, t, true, emit, ud);
     if (!s->started)

@@ -678,6 +678,26 @@ static void test_engine_page_changed_outcome(void **state)
     ut_engine_free(e);
 }
 
+/* A leaf whose text changes (a ticking clock not yet learned as
+ * background) after a click shows the page is alive, so the click is not
+ * dead, but it is no visible response to name as the click's outcome. */
+static void test_engine_leaf_text_is_no_outcome(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event m = ev_mutation_big("t", AT(0));
+    apply_ok(e, &m);
+    static const ut_mut_rec tick = {{"clock", 5}, UT_MUT_CHARDATA, 6, 0, 0, 0};
+    ut_event ev = ev_click("t", AT(5000), "checkbox", "Active", "chip");
+    apply_ok(e, &ev);
+    ut_event clock = ev_mutation_big("t", AT(5400));
+    clock.recs = &tick;
+    apply_ok(e, &clock);
+    ut_engine_advance(e, AT(60000));
+    assert_line(e, "t", 0, "click [checkbox] \"Active\"");
+    ut_engine_free(e);
+}
+
 static void test_engine_dead_click(void **state)
 {
     (void)state;
@@ -1206,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_engine_nav_outcome_keeps_nav_entry),
         cmocka_unit_test(test_engine_alert_outcome),
         cmocka_unit_test(test_engine_page_changed_outcome),
+        cmocka_unit_test(test_engine_leaf_text_is_no_outcome),
         cmocka_unit_test(test_engine_dead_click),
         cmocka_unit_test(test_engine_dead_click_settles_on_next_event),
         cmocka_unit_test(test_engine_rage_click_dead),
