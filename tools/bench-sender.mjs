@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// Measures what the uitrail sender costs the page, in headless Chromium:
+// the time spent in its click handler (plus the after-click state read), in
+// its change handler and in each mutation flush, on the demo app and on a
+// generated page of about 5 000 elements. The sender records each handler's
+// duration with performance.measure() when started with `measure: true`;
+// this script drives the pages and prints median and p95 in milliseconds.
+//
+// Usage: node tools/bench-sender.mjs [--clicks N] [--json]
+// Needs the npm packages of tests/e2e and tools/sender (tools/e2e installs
+// them). A benchmark measures; it asserts nothing.
+
+import { parseArgs } from 'node:util';
+
+import { launchBrowser, sleep, startStaticServer } from '../tests/e2e/lib/harness.mjs';
+
+const { values: args } = parseArgs({
+  options: { clicks: { type: 'string', default: '40' }, json: { type: 'boolean', default: false } },
+});
+const CLICKS = Number.parseInt(args.clicks, 10);
+
+const IMPORT_MAP = '<script type="importmap">{"imports":{"@msgpack/msgpack":"/sender/node_modules/@msgpack/msgpack/dist.esm/index.mjs"}}</script>';
+
+// About 5 000 elements: a 450-row, 10-column table with row context, a
+// ticking clock and a cell that changes every 100 ms.
+const BIG_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Big</title>
+<link rel="icon" href="data:,">${IMPORT_MAP}</head><body>
+<header><time id="clock"></time></header>
+<main><table data-track-row-context="true" aria-label="Orders"><tbody id="rows"></tbody></table></main>
+<script type="module">
+  const rows = document.getElementById('rows');
+  for (let r = 0; r < 450; r++) {
+    const tr = document.createElement('tr');
+    for (let c = 0; c < 9; c++) {
+      const td = document.createElement('td');
+      td.textContent = 'Order ' + r + '.' + c;
+      tr.append(td);
+    }
+    const td = document.createElement('td');
+    const button = document.createElement('button');
+    button.textContent = 'Open';
+    button.addEventListener('click', () => { tr.classList.toggle('open'); });
+    td.append(button);
+    tr.append(td);
+    rows.append(tr);
+  }
+  const clock = document.getElementById('clock');
+  setInterval(() => { clock.textContent = new Date().toLocaleTimeString(); }, 1000);
+  let n = 0;
+  setInterval(() => { rows.children[(n++ * 7) % 450].cells[3].textContent = 'Updated ' + n; }, 100);
+  const { default: uitrail } = await import('/sender/uitrail.js');
+  window.tracker = uitrail.start({ measure: true });
+  window.elementCount = document.getElementsByTagName('*').length;
+</script></body></html>`;
+
+function summarize(durations) {
+  if (!durations.length) return { n: 0, median: NaN, p95: NaN, max: NaN };
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { n: sorted.length, median: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1] };
+}
+
+/** Collects the sender's measures; a click costs its handler plus its
+ *  after-click state read (paired in order). */
+async function collect(page) {
+  const entries = await page.evaluate(() => performance.getEntriesByType('measure')
+    .filter((entry) => entry.name.startsWith('uitrail:'))
+    .map((entry) => [entry.name, entry.duration]));
+  const byName = (name) => entries.filter(([n]) => n === name).map(([, d]) => d);
+  const clicks = byName('uitrail:click');
+  const states = byName('uitrail:click-state');
+  return {
+    click: summarize(clicks.map((d, i) => d + (states[i] || 0))),
+    change: summarize(byName('uitrail:change')),
+    flush: summarize(byName('uitrail:flush')),
+    encode: summarize(byName('uitrail:encode')),
+  };
+}
+
+async function benchDemo(browser, origin) {
+  const page = await browser.newPage();
+  await page.goto(`${origin}/demo/?measure`);
+  await page.waitForFunction(() => window.uitrailDemo?.dataRenderedAt > 0);
+  const chips = await page.locator('label.chip').all();
+  for (let i = 0; i < CLICKS; i++) {
+    switch (i % 4) {
+      case 0: await page.click('text=Blue Widget'); await page.keyboard.press('Escape'); break;
+      case 1: await chips[i % chips.length].click(); break;
+      case 2: await page.click('#apply'); break;
+      default: await page.selectOption('#status-filter', i % 8 === 3 ? 'Published' : 'All'); break;
+    }
+  }
+  await sleep(1500);
+  const elements = await page.evaluate(() => document.getElementsByTagName('*').length);
+  const result = { page: `demo (${elements} elements)`, ...(await collect(page)) };
+  await page.close();
+  return result;
+}
+
+async function benchBig(browser, origin) {
+  const page = await browser.newPage();
+  await page.goto(`${origin}/bench/big.html`);
+  await page.waitForFunction(() => window.tracker);
+  const buttons = page.locator('button');
+  for (let i = 0; i < CLICKS; i++) await buttons.nth((i * 37) % 450).click();
+  await sleep(1500);
+  const elements = await page.evaluate(() => window.elementCount);
+  const result = { page: `generated (${elements} elements)`, ...(await collect(page)) };
+  await page.close();
+  return result;
+}
+
+const server = await startStaticServer({ capture: true, config: { transport: 'websocket' }, pages: { '/bench/big.html': BIG_PAGE } });
+const browser = await launchBrowser();
+try {
+  const results = [await benchDemo(browser, server.origin), await benchBig(browser, server.origin)];
+  if (args.json) {
+    console.log(JSON.stringify(results, null, 2));
+  } else {
+    const ms = (value) => (Number.isNaN(value) ? '-' : value.toFixed(3));
+    console.log('uitrail sender cost per handler, ms (median / p95 / max, n)');
+    for (const result of results) {
+      console.log(`\n${result.page}`);
+      for (const kind of ['click', 'change', 'flush', 'encode']) {
+        const s = result[kind];
+        console.log(`  ${kind.padEnd(7)} ${ms(s.median).padStart(7)} / ${ms(s.p95).padStart(7)} / ${ms(s.max).padStart(7)}   n=${s.n}`);
+      }
+    }
+  }
+} finally {
+  await browser.close();
+  await server.close();
+}
