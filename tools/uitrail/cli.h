@@ -25,6 +25,12 @@ typedef struct ut_cli_command {
 
 extern const ut_cli_command ut_cli_replay;
 extern const ut_cli_command ut_cli_info;
+/* Clients of a running uitraild (client.c). */
+extern const ut_cli_command ut_cli_trace;
+extern const ut_cli_command ut_cli_tabs;
+extern const ut_cli_command ut_cli_send;
+extern const ut_cli_command ut_cli_stats;
+extern const ut_cli_command ut_cli_wait;
 
 /* Prints "uitrail NAME: <message>" and the usage line to stderr and
  * returns UT_CLI_USAGE. */

@@ -11,6 +11,11 @@
 static const ut_cli_command *const commands[] = {
     &ut_cli_replay,
     &ut_cli_info,
+    &ut_cli_trace,
+    &ut_cli_tabs,
+    &ut_cli_send,
+    &ut_cli_stats,
+    &ut_cli_wait,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,21 @@
+/* uitrail: what a client needs to find a running uitraild — the runtime
+ * directory and the names of the files in it. Shared by the daemon and the
+ * `uitrail` client commands so that both look in the same place. */
+#ifndef UITRAIL_DAEMON_H
+#define UITRAIL_DAEMON_H
+
+#include <stddef.h>
+
+#include "uitrail/common.h"
+
+#define UT_INGEST_SOCKET_NAME "ingest.sock" /* Forward ingest (protocol §1) */
+#define UT_HTTP_SOCKET_NAME "http.sock"     /* HTTP reads (protocol §2) */
+#define UT_TOKEN_FILE_NAME "token"          /* bearer token for HTTP over TCP */
+#define UT_HTTP_TCP_DEFAULT "127.0.0.1:7317"
+
+/* Writes the default runtime directory into `out`: $XDG_RUNTIME_DIR/uitrail
+ * when that variable is set and absolute, else /tmp/uitrail-<uid>.
+ * UT_ELIMIT when it does not fit in `len` bytes. */
+ut_status ut_runtime_dir_default(char *out, size_t len);
+
+#endif

@@ -1,0 +1,583 @@
+/* Settings: one table of options read from the command line (getopt_long)
+ * and from the --config file (inih, `name = value` with the long options'
+ * names), so that both always accept the same names. SIGHUP reloads the
+ * file through the same table and applies what can change live. */
+#include "daemon.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "uitrail/daemon.h"
+
+typedef enum opt_kind {
+    OPT_CONFIG,
+    OPT_STRING,
+    OPT_UINT,
+    OPT_DOUBLE,
+    OPT_BOOL,     /* a flag on the command line, true/false in the file */
+    OPT_TCP_ADDR,
+    OPT_LOG_LEVEL,
+    OPT_UID_LIST, /* repeatable */
+    OPT_REDACT,   /* repeatable */
+    OPT_STAB_MODEL,
+    OPT_HELP,
+    OPT_VERSION,
+} opt_kind;
+
+typedef struct opt_desc {
+    const char *name;
+    opt_kind kind;
+    size_t offset;     /* into ut__settings */
+    uint64_t min, max; /* OPT_UINT bounds */
+    bool live;         /* takes effect on SIGHUP without a restart */
+    const char *arg;   /* the argument's name in --help, NULL for flags */
+    const char *help;
+} opt_desc;
+
+#define S(field) offsetof(ut__settings, field)
+
+static const opt_desc options[] = {
+    {"config", OPT_CONFIG, 0, 0, 0, false, "FILE",
+     "read settings from FILE (name = value, the long options' names); SIGHUP re-reads it"},
+    {"runtime-dir", OPT_STRING, S(runtime_dir), 0, 0, false, "DIR",
+     "sockets and token (default $XDG_RUNTIME_DIR/uitrail, else /tmp/uitrail-UID)"},
+    {"http", OPT_TCP_ADDR, S(http_tcp), 0, 0, false, "ADDR:PORT|off",
+     "loopback HTTP listener (default " UT_HTTP_TCP_DEFAULT "; port 0 picks a free one)"},
+    {"forward-tcp", OPT_TCP_ADDR, S(forward_tcp), 0, 0, false, "ADDR:PORT|off",
+     "loopback Forward ingest listener, e.g. 127.0.0.1:24224 (default off)"},
+    {"token-file", OPT_STRING, S(token_file), 0, 0, false, "FILE",
+     "read the HTTP bearer token from FILE instead of generating one"},
+    {"max-connections", OPT_UINT, S(max_connections), 1, UT_CONN_MAX_LIMIT, true, "N",
+     "open connections over all listeners (default 4096)"},
+    {"allow-uid", OPT_UID_LIST, S(allow_uids), 0, UINT32_MAX - 1, true, "UID",
+     "also accept this uid on the Unix sockets (repeatable)"},
+    {"log-level", OPT_LOG_LEVEL, S(log_level), 0, 0, true, "LEVEL",
+     "error, warn, info (default) or debug"},
+    {"header-timeout-ms", OPT_UINT, S(header_timeout_ms), 100, 3600000, true, "MS",
+     "a request's headers must arrive within MS (default 10000)"},
+    {"idle-timeout-ms", OPT_UINT, S(idle_timeout_ms), 100, 86400000, true, "MS",
+     "close a silent HTTP connection or a stalled ingest frame after MS (default 60000)"},
+    {"ring", OPT_UINT, S(engine.ring_size), UT_RING_MIN, UT_RING_MAX, false, "N",
+     "events kept per tab (default 20)"},
+    {"max-tabs", OPT_UINT, S(engine.max_tabs), 1, UT_TABS_MAX, false, "N",
+     "tabs kept; the least recently active is evicted beyond (default 100000)"},
+    {"idle-ms", OPT_UINT, S(engine.idle_ms), 1000, UINT32_MAX, false, "MS",
+     "evict a tab without events for MS (default 3600000)"},
+    {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, 60000, false, "MS",
+     "clicks on one element within MS make one entry (default 300)"},
+    {"reset-on-load", OPT_BOOL, S(engine.reset_on_load), 0, 0, false, NULL,
+     "a full page load empties the tab's ring"},
+    {"redact", OPT_REDACT, S(redact), 0, 0, false, "PATTERN",
+     "also redact matches of this PCRE2 pattern (repeatable)"},
+    {"stab-model", OPT_STAB_MODEL, S(engine.stab.model), 0, 0, false, "uitrail|domquake",
+     "page-stability model (default uitrail)"},
+    {"stab-enter", OPT_DOUBLE, S(engine.stab.enter_threshold), 0, 0, false, "X",
+     "intensity above which a page is changing"},
+    {"stab-exit", OPT_DOUBLE, S(engine.stab.exit_threshold), 0, 0, false, "X",
+     "decayed intensity below which a page is stable"},
+    {"stab-window-ms", OPT_UINT, S(engine.stab.window_ms), 1, 60000, false, "MS",
+     "stability scoring window"},
+    {"stab-quiet-ms", OPT_UINT, S(engine.stab.quiet_ms), 0, 60000, false, "MS",
+     "quiet time after the last significant mutation before a stable mark"},
+    {"stab-busy-cap-ms", OPT_UINT, S(engine.stab.busy_cap_ms), 0, 600000, false, "MS",
+     "a loading indicator stops blocking a stable mark after MS"},
+    {"help", OPT_HELP, 0, 0, 0, false, NULL, "print this help and exit"},
+    {"version", OPT_VERSION, 0, 0, 0, false, NULL, "print the version and exit"},
+};
+
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+static const opt_desc *find_option(const char *name)
+{
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        if (strcmp(options[i].name, name) == 0)
+            return &options[i];
+    }
+    return NULL;
+}
+
+static void *field(ut__settings *s, const opt_desc *o)
+{
+    return (char *)s + o->offset;
+}
+
+static const void *cfield(const ut__settings *s, const opt_desc *o)
+{
+    return (const char *)s + o->offset;
+}
+
+static bool is_loopback(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    return false;
+}
+
+ut_status ut__parse_tcp_addr(const char *text, const char *option, ut__tcp_addr *out, char *err,
+                             size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(text, "off") == 0)
+        return UT_OK;
+    if (strlen(text) >= sizeof out->text) {
+        snprintf(err, errlen, "--%s: address too long", option);
+        return UT_EINVAL;
+    }
+    char host[64];
+    const char *colon;
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (!close || close[1] != ':') {
+            snprintf(err, errlen, "--%s %s: expected [IPV6]:PORT", option, text);
+            return UT_EINVAL;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(close - text - 1), text + 1);
+        colon = close + 1;
+    } else {
+        colon = strrchr(text, ':');
+        if (!colon) {
+            snprintf(err, errlen, "--%s %s: expected ADDR:PORT (e.g. 127.0.0.1:7317) or off",
+                     option, text);
+            return UT_EINVAL;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - text), text);
+    }
+    char *end;
+    errno = 0;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end || port > 65535) {
+        snprintf(err, errlen, "--%s %s: the port must be a number from 0 to 65535", option, text);
+        return UT_EINVAL;
+    }
+    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&out->sa) != 0 &&
+        uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&out->sa) != 0) {
+        snprintf(err, errlen, "--%s %s: '%s' is not an IP address", option, text, host);
+        return UT_EINVAL;
+    }
+    if (!is_loopback(&out->sa)) {
+        snprintf(err, errlen,
+                 "--%s %s: not a loopback address; uitraild listens only on 127.0.0.0/8 or ::1 "
+                 "(put a proxy in front of it to reach it from elsewhere)",
+                 option, text);
+        return UT_EINVAL;
+    }
+    out->enabled = true;
+    snprintf(out->text, sizeof out->text, "%s", text);
+    return UT_OK;
+}
+
+static ut_status set_string(char **slot, const char *value)
+{
+    char *copy = ut_strndup(value, strlen(value));
+    if (!copy)
+        return UT_ENOMEM;
+    ut_free(*slot);
+    *slot = copy;
+    return UT_OK;
+}
+
+static ut_status parse_uint(const char *value, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (value[0] == '-' || value[0] == '\0')
+        return UT_EINVAL;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return UT_EINVAL;
+    *out = v;
+    return UT_OK;
+}
+
+static ut_status parse_bool(const char *value, bool *out)
+{
+    if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1") ||
+        !strcasecmp(value, "on")) {
+        *out = true;
+        return UT_OK;
+    }
+    if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcmp(value, "0") ||
+        !strcasecmp(value, "off")) {
+        *out = false;
+        return UT_OK;
+    }
+    return UT_EINVAL;
+}
+
+/* Sets option `o` from its text `value`. `fresh_list` empties a repeatable
+ * option's list first (the command line replaces the file's list). */
+static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *value,
+                              bool fresh_list, char *err, size_t errlen)
+{
+    ut_status st = UT_OK;
+    switch (o->kind) {
+    case OPT_CONFIG:
+        st = set_string(&s->config_path, value);
+        break;
+    case OPT_STRING:
+        if (!value[0]) {
+            snprintf(err, errlen, "--%s needs a non-empty value", o->name);
+            return UT_EINVAL;
+        }
+        st = set_string(field(s, o), value);
+        break;
+    case OPT_UINT: {
+        uint64_t v;
+        if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+            snprintf(err, errlen, "--%s %s: expected a whole number from %llu to %llu", o->name,
+                     value, (unsigned long long)o->min, (unsigned long long)o->max);
+            return UT_EINVAL;
+        }
+        *(uint32_t *)field(s, o) = (uint32_t)v;
+        break;
+    }
+    case OPT_DOUBLE: {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !(v >= 0)) {
+            snprintf(err, errlen, "--%s %s: expected a number of at least 0", o->name, value);
+            return UT_EINVAL;
+        }
+        *(double *)field(s, o) = v;
+        break;
+    }
+    case OPT_BOOL:
+        if (parse_bool(value, field(s, o)) != UT_OK) {
+            snprintf(err, errlen, "%s = %s: expected true or false", o->name, value);
+            return UT_EINVAL;
+        }
+        break;
+    case OPT_TCP_ADDR:
+        return ut__parse_tcp_addr(value, o->name, field(s, o), err, errlen);
+    case OPT_LOG_LEVEL:
+        if (!ut__log_level_parse(value, field(s, o))) {
+            snprintf(err, errlen, "--log-level %s: expected error, warn, info or debug", value);
+            return UT_EINVAL;
+        }
+        break;
+    case OPT_UID_LIST: {
+        uint64_t v;
+        if (fresh_list)
+            s->n_allow_uids = 0;
+        if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+            snprintf(err, errlen, "--allow-uid %s: expected a numeric uid", value);
+            return UT_EINVAL;
+        }
+        if (s->n_allow_uids == UT_ALLOW_UIDS_MAX) {
+            snprintf(err, errlen, "--allow-uid: at most %d uids", UT_ALLOW_UIDS_MAX);
+            return UT_ELIMIT;
+        }
+        s->allow_uids[s->n_allow_uids++] = (uint32_t)v;
+        break;
+    }
+    case OPT_REDACT:
+        if (fresh_list) {
+            for (size_t i = 0; i < s->n_redact; i++)
+                ut_free(s->redact[i]);
+            s->n_redact = 0;
+        }
+        if (s->n_redact == UT_REDACT_PATTERNS_MAX) {
+            snprintf(err, errlen, "--redact: at most %d patterns", UT_REDACT_PATTERNS_MAX);
+            return UT_ELIMIT;
+        }
+        s->redact[s->n_redact] = ut_strndup(value, strlen(value));
+        if (!s->redact[s->n_redact])
+            return UT_ENOMEM;
+        s->n_redact++;
+        break;
+    case OPT_STAB_MODEL:
+        if (strcmp(value, "uitrail") == 0)
+            s->engine.stab.model = UT_STAB_MODEL_UITRAIL;
+        else if (strcmp(value, "domquake") == 0)
+            s->engine.stab.model = UT_STAB_MODEL_DOMQUAKE;
+        else {
+            snprintf(err, errlen, "--stab-model %s: expected uitrail or domquake", value);
+            return UT_EINVAL;
+        }
+        break;
+    case OPT_HELP:
+    case OPT_VERSION:
+        break;
+    }
+    if (st == UT_ENOMEM)
+        snprintf(err, errlen, "out of memory reading --%s", o->name);
+    return st;
+}
+
+static void settings_defaults(ut__settings *s)
+{
+    memset(s, 0, sizeof *s);
+    ut_config_defaults(&s->engine);
+    s->max_connections = UT_CONN_MAX_DEFAULT;
+    s->log_level = UT__LOG_INFO;
+    s->header_timeout_ms = UT_HTTP_HEADER_TIMEOUT_MS;
+    s->idle_timeout_ms = UT_CONN_IDLE_TIMEOUT_MS;
+    char unused[8];
+    ut__parse_tcp_addr(UT_HTTP_TCP_DEFAULT, "http", &s->http_tcp, unused, sizeof unused);
+}
+
+void ut__settings_free(ut__settings *s)
+{
+    ut_free(s->config_path);
+    ut_free(s->runtime_dir);
+    ut_free(s->token_file);
+    for (size_t i = 0; i < s->n_redact; i++)
+        ut_free(s->redact[i]);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct ini_ctx {
+    ut__settings *s;
+    char *err;
+    size_t errlen;
+    bool failed;
+} ini_ctx;
+
+static int on_ini_line(void *user, const char *section, const char *name, const char *value)
+{
+    ini_ctx *ctx = user;
+    if (section[0] && strcmp(section, "uitraild") != 0) {
+        snprintf(ctx->err, ctx->errlen, "section [%s]: only [uitraild] (or none) is read",
+                 section);
+        ctx->failed = true;
+        return 0;
+    }
+    const opt_desc *o = find_option(name);
+    if (!o || o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION) {
+        snprintf(ctx->err, ctx->errlen, "unknown setting '%s' (the names are uitraild's long options)",
+                 name);
+        ctx->failed = true;
+        return 0;
+    }
+    if (apply_option(ctx->s, o, value, false, ctx->err, ctx->errlen) != UT_OK) {
+        ctx->failed = true;
+        return 0;
+    }
+    return 1;
+}
+
+static ut_status load_file(ut__settings *s, const char *path, char *err, size_t errlen)
+{
+    char why[256] = "";
+    ini_ctx ctx = {s, why, sizeof why, false};
+    int rc = ini_parse(path, on_ini_line, &ctx);
+    if (rc == -1) {
+        snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+        return UT_EINVAL;
+    }
+    if (rc == -2) {
+        snprintf(err, errlen, "--config %s: out of memory", path);
+        return UT_ENOMEM;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "--config %s, line %d: %s", path, rc,
+                 ctx.failed ? why : "expected 'name = value'");
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_action *action,
+                            char *err, size_t errlen)
+{
+    struct option long_opts[N_OPTIONS + 1];
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        long_opts[i] = (struct option){options[i].name,
+                                       options[i].arg ? required_argument : no_argument, NULL,
+                                       (int)(256 + i)};
+    }
+    long_opts[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+
+    settings_defaults(out);
+    *action = UT__CLI_RUN;
+    ut_status st = UT_OK;
+
+    /* First pass: --config, --help, --version and unknown options. */
+    optind = 0;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
+        if (ch == 'h' || (ch >= 256 && options[ch - 256].kind == OPT_HELP)) {
+            *action = UT__CLI_HELP;
+        } else if (ch == 'V' || (ch >= 256 && options[ch - 256].kind == OPT_VERSION)) {
+            *action = UT__CLI_VERSION;
+        } else if (ch >= 256 && options[ch - 256].kind == OPT_CONFIG) {
+            st = apply_option(out, &options[ch - 256], optarg, false, err, errlen);
+        } else if (ch == ':') {
+            snprintf(err, errlen, "%s needs a value (see --help)", argv[optind - 1]);
+            st = UT_EINVAL;
+        } else if (ch == '?') {
+            snprintf(err, errlen, "unknown option %s (see --help)", argv[optind - 1]);
+            st = UT_EINVAL;
+        }
+        if (st != UT_OK)
+            goto fail;
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+        st = UT_EINVAL;
+        goto fail;
+    }
+    if (*action != UT__CLI_RUN)
+        return UT_OK;
+
+    if (out->config_path && (st = load_file(out, out->config_path, err, errlen)) != UT_OK)
+        goto fail;
+
+    /* Second pass: the command line overrides the file. */
+    bool seen[N_OPTIONS] = {false};
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
+        if (ch < 256 || options[ch - 256].kind == OPT_CONFIG)
+            continue;
+        size_t i = (size_t)(ch - 256);
+        st = apply_option(out, &options[i], options[i].arg ? optarg : "true", !seen[i], err,
+                          errlen);
+        seen[i] = true;
+        if (st != UT_OK)
+            goto fail;
+    }
+
+    if (!out->runtime_dir) {
+        char dir[4096];
+        if (ut_runtime_dir_default(dir, sizeof dir) != UT_OK) {
+            snprintf(err, errlen, "the default runtime directory is too long: use --runtime-dir");
+            st = UT_EINVAL;
+            goto fail;
+        }
+        if ((st = set_string(&out->runtime_dir, dir)) != UT_OK) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    out->engine.redact_patterns = (const char *const *)out->redact;
+    out->engine.n_redact_patterns = out->n_redact;
+    return UT_OK;
+
+fail:
+    ut__settings_free(out);
+    return st;
+}
+
+void ut__settings_usage(FILE *to)
+{
+    fprintf(to, "Usage: uitraild [OPTION]...\n"
+                "Keeps the last user actions of each browser tab, fed by Forward messages,\n"
+                "and serves them as traces over HTTP.\n\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].arg ? " " : "",
+                 options[i].arg ? options[i].arg : "");
+        fprintf(to, "  %-30s %s\n", left, options[i].help);
+    }
+    fprintf(to, "\nEvery option can also be set in the --config file as 'name = value'\n"
+                "(repeat a line for repeatable options); the command line wins.\n"
+                "SIGHUP re-reads the file: log-level, max-connections, allow-uid and the\n"
+                "timeouts change at once; other settings need a restart.\n");
+}
+
+/* Formats the value of `o` in `s` for a reload log line. */
+static void format_value(const ut__settings *s, const opt_desc *o, char *buf, size_t len)
+{
+    const void *p = cfield(s, o);
+    size_t n = 0;
+    buf[0] = '\0';
+    switch (o->kind) {
+    case OPT_STRING: {
+        const char *str = *(char *const *)p;
+        snprintf(buf, len, "%s", str ? str : "(none)");
+        break;
+    }
+    case OPT_UINT:
+        snprintf(buf, len, "%u", *(const uint32_t *)p);
+        break;
+    case OPT_DOUBLE:
+        snprintf(buf, len, "%g", *(const double *)p);
+        break;
+    case OPT_BOOL:
+        snprintf(buf, len, "%s", *(const bool *)p ? "true" : "false");
+        break;
+    case OPT_TCP_ADDR: {
+        const ut__tcp_addr *a = p;
+        snprintf(buf, len, "%s", a->enabled ? a->text : "off");
+        break;
+    }
+    case OPT_LOG_LEVEL:
+        snprintf(buf, len, "%s", ut__log_level_name(*(const ut__log_level *)p));
+        break;
+    case OPT_UID_LIST:
+        for (size_t i = 0; i < s->n_allow_uids && n < len; i++)
+            n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? "," : "", s->allow_uids[i]);
+        if (!s->n_allow_uids)
+            snprintf(buf, len, "(none)");
+        break;
+    case OPT_REDACT:
+        for (size_t i = 0; i < s->n_redact && n < len; i++)
+            n += (size_t)snprintf(buf + n, len - n, "%s'%s'", i ? "," : "", s->redact[i]);
+        if (!s->n_redact)
+            snprintf(buf, len, "(none)");
+        break;
+    case OPT_STAB_MODEL:
+        snprintf(buf, len, "%s",
+                 *(const ut_stab_model *)p == UT_STAB_MODEL_DOMQUAKE ? "domquake" : "uitrail");
+        break;
+    case OPT_CONFIG:
+    case OPT_HELP:
+    case OPT_VERSION:
+        break;
+    }
+}
+
+void ut__settings_apply_reload(ut__settings *cur, const ut__settings *next)
+{
+    unsigned changed = 0;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const opt_desc *o = &options[i];
+        if (o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION)
+            continue;
+        char before[512], after[512];
+        format_value(cur, o, before, sizeof before);
+        format_value(next, o, after, sizeof after);
+        if (strcmp(before, after) == 0)
+            continue;
+        changed++;
+        if (!o->live) {
+            ut__log(UT__LOG_WARN, "reload: %s changed from %s to %s, which needs a restart; still %s",
+                    o->name, before, after, before);
+            continue;
+        }
+        ut__log(UT__LOG_INFO, "reload: %s changed from %s to %s", o->name, before, after);
+        switch (o->kind) {
+        case OPT_UID_LIST:
+            memcpy(cur->allow_uids, next->allow_uids, sizeof cur->allow_uids);
+            cur->n_allow_uids = next->n_allow_uids;
+            break;
+        case OPT_UINT:
+            *(uint32_t *)field(cur, o) = *(const uint32_t *)cfield(next, o);
+            break;
+        case OPT_LOG_LEVEL:
+            cur->log_level = next->log_level;
+            ut__log_set_level(cur->log_level);
+            break;
+        default:
+            break;
+        }
+    }
+    if (!changed)
+        ut__log(UT__LOG_INFO, "reload: no setting changed");
+}

@@ -1,0 +1,432 @@
+/* Connections: accept, read, write, timers, backpressure and close.
+ *
+ * Reads land in one loop-wide buffer (libuv calls alloc and read back to
+ * back on this thread) and are consumed before the read callback returns;
+ * only input that cannot be processed yet (a pipelined request behind a
+ * stable wait) is copied into the connection. Output goes straight to the
+ * socket with uv_try_write and only the part the kernel refused is copied
+ * into a write request.
+ *
+ * A connection is never freed inside one of its own callbacks: closing
+ * marks it, stops its reads and issues uv_close, and the memory goes in the
+ * close callbacks, after libuv has cancelled its pending requests. */
+#include "daemon.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct write_req {
+    uv_write_t req;
+    ut__conn *conn;
+    size_t len;
+    char data[];
+} write_req;
+
+const char *ut__conn_name(const ut__conn *c, char *buf, size_t len)
+{
+    const char *proto = c->proto == UT__PROTO_INGEST ? "ingest" : "http";
+    if (c->transport == UT__TRANSPORT_UNIX)
+        snprintf(buf, len, "conn %llu (%s unix, uid %ld)", (unsigned long long)c->id, proto,
+                 (long)c->peer_uid);
+    else
+        snprintf(buf, len, "conn %llu (%s tcp)", (unsigned long long)c->id, proto);
+    return buf;
+}
+
+static void conn_free(ut__conn *c)
+{
+    ut__daemon *d = c->d;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    d->n_conns--;
+    if (c->in_ready) {
+        for (ut__conn **p = &d->ready; *p; p = &(*p)->ready_next) {
+            if (*p == c) {
+                *p = c->ready_next;
+                break;
+            }
+        }
+    }
+    ut_fwd_decoder_free(c->decoder);
+    if (c->proto == UT__PROTO_HTTP)
+        ut__http_free(c);
+    ut_buf_free(&c->in_pending);
+    ut_free(c);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    ut__conn *c = h->data;
+    if (--c->open_handles == 0)
+        conn_free(c);
+}
+
+void ut__conn_abort(ut__conn *c, const char *why)
+{
+    if (c->state == UT__CONN_CLOSING)
+        return;
+    if (why && ut__log_enabled(UT__LOG_DEBUG)) {
+        char name[96];
+        ut__log(UT__LOG_DEBUG, "%s: closed: %s", ut__conn_name(c, name, sizeof name), why);
+    }
+    c->state = UT__CONN_CLOSING;
+    ut__notify_forget(c);
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    uv_close(&c->h.handle, on_handle_closed);
+    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+}
+
+void ut__conn_timer(ut__conn *c, uint64_t ms, uv_timer_cb cb)
+{
+    if (c->state == UT__CONN_CLOSING)
+        return;
+    if (ms == 0)
+        uv_timer_stop(&c->timer);
+    else
+        uv_timer_start(&c->timer, cb, ms, 0);
+}
+
+static void on_linger_timeout(uv_timer_t *t)
+{
+    ut__conn_abort(t->data, "closed after the last response");
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    ut__conn *c = req->data;
+    if (status == UV_ECANCELED)
+        return;
+    if (status < 0) {
+        ut__conn_abort(c, "shutdown failed");
+        return;
+    }
+    /* Our side is done. Keep reading (and dropping) briefly so the peer
+     * reads the whole response before it sees our close, instead of a
+     * reset caused by the input we never read. */
+    ut__conn_timer(c, UT_CONN_LINGER_MS, on_linger_timeout);
+}
+
+void ut__conn_finish(ut__conn *c)
+{
+    if (c->state != UT__CONN_OPEN)
+        return;
+    ut__notify_forget(c);
+    c->state = UT__CONN_DRAINING;
+    uv_shutdown_t *req = &c->shutdown_req;
+    req->data = c;
+    /* A peer that never reads the final response is dropped after the
+     * idle timeout. */
+    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_linger_timeout);
+    if (uv_shutdown(req, &c->h.stream, on_shutdown) != 0) {
+        ut__conn_abort(c, "shutdown failed");
+        return;
+    }
+    ut__conn_update_reading(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+void ut__conn_update_reading(ut__conn *c)
+{
+    bool want;
+    if (c->state == UT__CONN_CLOSING || c->eof)
+        want = false;
+    else if (c->state == UT__CONN_DRAINING)
+        want = true;
+    else if (c->paused_output)
+        want = false;
+    else if (c->reading)
+        want = c->in_pending.len < UT_CONN_INPUT_HIGH_BYTES;
+    else
+        want = c->in_pending.len < UT_CONN_INPUT_LOW_BYTES;
+    if (want == c->reading)
+        return;
+    if (want && uv_read_start(&c->h.stream, alloc_read, on_read) != 0) {
+        ut__conn_abort(c, "cannot read");
+        return;
+    }
+    c->reading = want;
+    if (!want)
+        uv_read_stop(&c->h.stream);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req *w = (write_req *)req;
+    ut__conn *c = w->conn;
+    ut_free(w);
+    if (status == UV_ECANCELED || c->state == UT__CONN_CLOSING)
+        return;
+    if (status < 0) {
+        ut__conn_abort(c, uv_strerror(status));
+        return;
+    }
+    if (c->paused_output &&
+        uv_stream_get_write_queue_size(&c->h.stream) < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
+        c->paused_output = false;
+        ut__conn_update_reading(c);
+        if (c->proto == UT__PROTO_HTTP)
+            ut__notify_defer_resume(c);
+    }
+}
+
+static void drop_slow_reader(ut__conn *c, size_t queued)
+{
+    char name[96];
+    c->d->m.dropped_slow_reader++;
+    ut__log(UT__LOG_WARN, "%s: dropped: it does not read its output (%zu bytes queued, limit %u)",
+            ut__conn_name(c, name, sizeof name), queued, UT_CONN_OUTPUT_MAX_BYTES);
+    ut__conn_abort(c, NULL);
+}
+
+void ut__conn_write(ut__conn *c, const void *data, size_t len)
+{
+    if (c->state == UT__CONN_CLOSING || len == 0)
+        return;
+    c->d->m.bytes_out += len;
+    size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
+    size_t done = 0;
+    if (queued == 0) {
+        uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+        int n = uv_try_write(&c->h.stream, &b, 1);
+        if (n >= 0)
+            done = (size_t)n;
+        else if (n != UV_EAGAIN) {
+            ut__conn_abort(c, uv_strerror(n));
+            return;
+        }
+    }
+    if (done == len)
+        return;
+    size_t rest = len - done;
+    /* One response may exceed the cap (the request was served while the
+     * queue was low); a queue that keeps growing past it is a peer that
+     * does not read. */
+    if (queued > UT_CONN_OUTPUT_HIGH_BYTES && queued + rest > UT_CONN_OUTPUT_MAX_BYTES) {
+        drop_slow_reader(c, queued + rest);
+        return;
+    }
+    write_req *w = ut_malloc(sizeof *w + rest);
+    if (!w) {
+        ut__log(UT__LOG_ERROR, "out of memory queueing %zu bytes of output: closing the connection",
+                rest);
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    w->conn = c;
+    w->len = rest;
+    memcpy(w->data, (const char *)data + done, rest);
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)rest);
+    int rc = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
+    if (rc != 0) {
+        ut_free(w);
+        ut__conn_abort(c, uv_strerror(rc));
+        return;
+    }
+    if (!c->paused_output &&
+        uv_stream_get_write_queue_size(&c->h.stream) > UT_CONN_OUTPUT_HIGH_BYTES) {
+        c->paused_output = true;
+        ut__conn_update_reading(c);
+    }
+}
+
+void ut__conn_protocol_error(ut__conn *c, const char *what, const void *sample, size_t sample_len)
+{
+    if (c->state != UT__CONN_OPEN)
+        return;
+    char name[96], clean[UT__SAMPLE_BUF_BYTES];
+    ut__sanitize(sample, sample_len, clean, sizeof clean);
+    ut__log(UT__LOG_WARN, "%s: protocol error: %s; input: \"%s\"",
+            ut__conn_name(c, name, sizeof name), what, clean);
+    if (c->proto == UT__PROTO_INGEST) {
+        c->d->m.protocol_errors_ingest++;
+        /* Acks already queued for earlier messages still reach the peer. */
+        ut__conn_finish(c);
+    } else {
+        c->d->m.protocol_errors_http++;
+        if (c->mode == UT__HTTP_STREAMING)
+            ut__conn_finish(c);
+        else
+            ut__http_error(c, 400, what, true);
+    }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    ut__conn *c = s->data;
+    (void)buf;
+    if (nread == 0)
+        return;
+    if (nread < 0) {
+        /* libuv stops reading at the end of the stream by itself. */
+        c->eof = true;
+        c->reading = false;
+        if (nread != UV_EOF) {
+            ut__conn_abort(c, uv_strerror((int)nread));
+        } else if (c->state == UT__CONN_DRAINING) {
+            if (uv_stream_get_write_queue_size(&c->h.stream) == 0)
+                ut__conn_abort(c, "the peer closed");
+        } else if (c->proto == UT__PROTO_INGEST && ut_fwd_decoder_pending(c->decoder) > 0) {
+            char what[96];
+            snprintf(what, sizeof what, "the peer closed inside a message (%zu bytes of it held)",
+                     ut_fwd_decoder_pending(c->decoder));
+            ut__conn_protocol_error(c, what, "", 0);
+        } else if (uv_stream_get_write_queue_size(&c->h.stream) == 0) {
+            ut__conn_abort(c, "the peer closed");
+        } else {
+            /* The peer is done sending; answers already queued (acks, a
+             * pipelined response) still reach it before we close. */
+            ut__conn_finish(c);
+        }
+        return;
+    }
+    c->bytes_in += (uint64_t)nread;
+    c->d->m.bytes_in += (uint64_t)nread;
+    if (c->state != UT__CONN_OPEN)
+        return; /* draining: input is dropped */
+    if (c->proto == UT__PROTO_INGEST)
+        ut__ingest_read(c, c->d->read_buf, (size_t)nread);
+    else
+        ut__http_read(c, c->d->read_buf, (size_t)nread);
+}
+
+static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    ut__conn *c = h->data;
+    (void)suggested;
+    *buf = uv_buf_init(c->d->read_buf, sizeof c->d->read_buf);
+}
+
+static void on_idle_ingest(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[128];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "a message stalled for %u ms (%zu bytes of it held)",
+             c->d->settings.idle_timeout_ms, ut_fwd_decoder_pending(c->decoder));
+    ut__conn_protocol_error(c, what, "", 0);
+}
+
+void ut__conn_ingest_progress(ut__conn *c)
+{
+    /* A frame that keeps its bytes pending without completing one more
+     * message for the idle timeout is a stalled (or deliberately slow)
+     * sender; a connection quiet at a message boundary is fine. */
+    size_t pending = ut_fwd_decoder_pending(c->decoder);
+    if (pending == 0)
+        ut__conn_timer(c, 0, NULL);
+    else if (c->last_pending == 0 || pending < c->last_pending)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle_ingest);
+    c->last_pending = pending;
+}
+
+/* Refused connections are logged at most once a second, with a count of
+ * the ones not logged: a flood must not become a flood of log lines. */
+#define REFUSAL_LOG_INTERVAL_MS 1000
+
+static void refuse(ut__conn *c, const char *why_log, int http_status, const char *reason)
+{
+    static uint64_t last_logged_ms;
+    static uint64_t unlogged;
+    uint64_t now = uv_now(c->d->loop);
+    if (last_logged_ms == 0 || now - last_logged_ms >= REFUSAL_LOG_INTERVAL_MS) {
+        char name[96];
+        ut__log(UT__LOG_WARN, "%s: refused: %s (%llu more refused since the last such line)",
+                ut__conn_name(c, name, sizeof name), why_log, (unsigned long long)unlogged);
+        last_logged_ms = now ? now : 1;
+        unlogged = 0;
+    } else {
+        unlogged++;
+    }
+    if (c->proto == UT__PROTO_HTTP && http_status)
+        ut__http_error(c, http_status, reason, true);
+    else
+        ut__conn_abort(c, NULL);
+}
+
+void ut__conn_accept(ut__listener *l)
+{
+    ut__daemon *d = l->d;
+    ut__conn *c = ut_calloc(1, sizeof *c);
+    if (!c) {
+        ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", l->addr);
+        return;
+    }
+    int rc = l->transport == UT__TRANSPORT_UNIX ? uv_pipe_init(d->loop, &c->h.pipe, 0)
+                                                : uv_tcp_init(d->loop, &c->h.tcp);
+    if (rc != 0) {
+        ut_free(c);
+        ut__log(UT__LOG_ERROR, "cannot accept on %s: %s", l->addr, uv_strerror(rc));
+        return;
+    }
+    uv_timer_init(d->loop, &c->timer);
+    c->h.handle.data = c;
+    c->timer.data = c;
+    c->open_handles = 2;
+    c->d = d;
+    c->id = ++d->next_conn_id;
+    c->proto = l->proto;
+    c->transport = l->transport;
+    c->state = UT__CONN_OPEN;
+    c->peer_allowed = true;
+    c->peer_uid = (uid_t)-1;
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->n_conns++;
+    d->m.connections_total++;
+
+    rc = uv_accept(&l->h.stream, &c->h.stream);
+    if (rc != 0) {
+        ut__log(UT__LOG_WARN, "accept on %s failed: %s", l->addr, uv_strerror(rc));
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    if (c->proto == UT__PROTO_HTTP)
+        ut__http_init(c);
+    if (l->transport == UT__TRANSPORT_UNIX)
+        c->peer_allowed = ut__auth_peer_ok(d, &c->h.stream, &c->peer_uid);
+    else {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+        uv_tcp_keepalive(&c->h.tcp, 1, 60);
+    }
+
+    if (d->n_conns > d->settings.max_connections) {
+        d->m.refused_cap++;
+        char why[128];
+        snprintf(why, sizeof why, "%zu connections open, the limit is %u (--max-connections)",
+                 d->n_conns - 1, d->settings.max_connections);
+        refuse(c, why, 503, "too many connections: try again later");
+        return;
+    }
+    if (!c->peer_allowed && c->proto == UT__PROTO_INGEST) {
+        d->m.refused_peer++;
+        refuse(c, "its uid may not send events (--allow-uid to allow it)", 0, NULL);
+        return;
+    }
+    if (c->proto == UT__PROTO_INGEST) {
+        if (ut_fwd_decoder_new(&c->decoder) != UT_OK) {
+            ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", l->addr);
+            ut__conn_abort(c, NULL);
+            return;
+        }
+    }
+    if (ut__log_enabled(UT__LOG_DEBUG)) {
+        char name[96];
+        ut__log(UT__LOG_DEBUG, "%s: accepted on %s", ut__conn_name(c, name, sizeof name), l->addr);
+    }
+    ut__conn_update_reading(c);
+}
+
+void ut__conns_close_all(ut__daemon *d)
+{
+    for (ut__conn *c = d->conns; c; c = c->next)
+        ut__conn_abort(c, "shutting down");
+}

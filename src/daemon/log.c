@@ -1,0 +1,98 @@
+/* Logging: one line per event worth a line, on stderr, with a timestamp.
+ * Samples of bad input pass through ut__sanitize so that a hostile peer
+ * can neither forge log lines nor flood them. */
+#include "daemon.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static ut__log_level log_threshold = UT__LOG_INFO;
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+void ut__log_set_level(ut__log_level level)
+{
+    log_threshold = level;
+}
+
+bool ut__log_enabled(ut__log_level level)
+{
+    return level <= log_threshold;
+}
+
+const char *ut__log_level_name(ut__log_level level)
+{
+    return level <= UT__LOG_DEBUG ? level_names[level] : "?";
+}
+
+bool ut__log_level_parse(const char *name, ut__log_level *out)
+{
+    for (size_t i = 0; i < sizeof level_names / sizeof level_names[0]; i++) {
+        if (strcasecmp(name, level_names[i]) == 0) {
+            *out = (ut__log_level)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+void ut__log(ut__log_level level, const char *fmt, ...)
+{
+    if (!ut__log_enabled(level))
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct tm tm;
+    gmtime_r(&now.tv_sec, &tm);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ uitraild %s: ",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, now.tv_nsec / 1000000, level_names[level]);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    /* One write per line keeps lines whole when stderr is shared. */
+    size_t len = strlen(line);
+    line[len++] = '\n';
+    fwrite(line, 1, len, stderr);
+    fflush(stderr);
+}
+
+void ut__sanitize(const void *data, size_t len, char *out, size_t outlen)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = data;
+    size_t o = 0;
+    if (outlen == 0)
+        return;
+    if (len > UT_LOG_SAMPLE_MAX_BYTES)
+        len = UT_LOG_SAMPLE_MAX_BYTES;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = p[i];
+        char esc[4];
+        size_t n;
+        if (ch == '"' || ch == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)ch;
+            n = 2;
+        } else if (ch >= 0x20 && ch < 0x7f) {
+            esc[0] = (char)ch;
+            n = 1;
+        } else {
+            esc[0] = '\\';
+            esc[1] = 'x';
+            esc[2] = hex[ch >> 4];
+            esc[3] = hex[ch & 15];
+            n = 4;
+        }
+        if (o + n >= outlen)
+            break;
+        memcpy(out + o, esc, n);
+        o += n;
+    }
+    out[o] = '\0';
+}

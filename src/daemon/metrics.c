@@ -1,0 +1,113 @@
+/* Counters and their Prometheus text exposition (GET /metrics). The
+ * engine's own counters (events by kind, duplicates, tabs, evictions) come
+ * from ut_engine_stats_get; the daemon counts what only it sees. */
+#include "daemon.h"
+
+/* Upper bounds of the trace latency buckets, in seconds. */
+static const double latency_bounds_s[UT__LATENCY_BUCKETS] = {
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+};
+
+void ut__metrics_trace_latency(ut__metrics *m, uint64_t ns)
+{
+    double s = (double)ns / 1e9;
+    for (size_t i = 0; i < UT__LATENCY_BUCKETS; i++) {
+        if (s <= latency_bounds_s[i]) {
+            m->trace_latency_buckets[i]++;
+            break;
+        }
+    }
+    m->trace_latency_count++;
+    m->trace_latency_sum_ns += ns;
+}
+
+static void counter(ut_buf *out, const char *name, const char *help, uint64_t value)
+{
+    ut_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+                  (unsigned long long)value);
+}
+
+static void gauge(ut_buf *out, const char *name, const char *help, uint64_t value)
+{
+    ut_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name,
+                  (unsigned long long)value);
+}
+
+static void family(ut_buf *out, const char *name, const char *type, const char *help)
+{
+    ut_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
+{
+    const ut__metrics *m = &d->m;
+    ut_engine_stats es;
+    ut_engine_stats_get(d->engine, &es);
+
+    family(out, "uitrail_events_applied_total", "counter", "Events applied to the engine, by kind.");
+    for (int k = 0; k < UT_KIND__COUNT; k++)
+        ut_buf_printf(out, "uitrail_events_applied_total{kind=\"%s\"} %llu\n",
+                      ut_kind_name((ut_kind)k), (unsigned long long)es.applied[k]);
+    family(out, "uitrail_events_rejected_total", "counter",
+           "Records rejected alone (the connection stays), by reason.");
+    for (int r = 0; r < UT_REJECT__COUNT; r++)
+        ut_buf_printf(out, "uitrail_events_rejected_total{reason=\"%s\"} %llu\n",
+                      ut_reject_name((ut_reject)r), (unsigned long long)m->rejected[r]);
+    counter(out, "uitrail_events_duplicate_total", "Events dropped because their seq was not new.",
+            es.duplicates);
+    counter(out, "uitrail_messages_ignored_total", "Messages whose tag is not uitrail.*.",
+            m->ignored);
+    counter(out, "uitrail_events_lost_total", "Events lost because memory ran out.", m->lost_nomem);
+    counter(out, "uitrail_acks_total", "Forward acks sent.", m->acks);
+    family(out, "uitrail_protocol_errors_total", "counter",
+           "Malformed input or a limit breach that closed a connection, by listener kind.");
+    ut_buf_printf(out, "uitrail_protocol_errors_total{proto=\"forward\"} %llu\n",
+                  (unsigned long long)m->protocol_errors_ingest);
+    ut_buf_printf(out, "uitrail_protocol_errors_total{proto=\"http\"} %llu\n",
+                  (unsigned long long)m->protocol_errors_http);
+
+    gauge(out, "uitrail_tabs", "Tabs held by the engine.", es.tabs);
+    family(out, "uitrail_tab_evictions_total", "counter", "Tabs evicted, by cause.");
+    ut_buf_printf(out, "uitrail_tab_evictions_total{cause=\"idle\"} %llu\n",
+                  (unsigned long long)es.evicted_idle);
+    ut_buf_printf(out, "uitrail_tab_evictions_total{cause=\"cap\"} %llu\n",
+                  (unsigned long long)es.evicted_cap);
+    counter(out, "uitrail_marks_total", "Page-stability marks emitted.", es.marks);
+
+    gauge(out, "uitrail_connections", "Open connections.", d->n_conns);
+    counter(out, "uitrail_connections_total", "Connections accepted.", m->connections_total);
+    family(out, "uitrail_connections_refused_total", "counter", "Connections refused, by cause.");
+    ut_buf_printf(out, "uitrail_connections_refused_total{cause=\"cap\"} %llu\n",
+                  (unsigned long long)m->refused_cap);
+    ut_buf_printf(out, "uitrail_connections_refused_total{cause=\"peer_uid\"} %llu\n",
+                  (unsigned long long)m->refused_peer);
+    family(out, "uitrail_connections_dropped_total", "counter", "Connections dropped, by cause.");
+    ut_buf_printf(out, "uitrail_connections_dropped_total{cause=\"slow_reader\"} %llu\n",
+                  (unsigned long long)m->dropped_slow_reader);
+    ut_buf_printf(out, "uitrail_connections_dropped_total{cause=\"timeout\"} %llu\n",
+                  (unsigned long long)m->dropped_timeout);
+    counter(out, "uitrail_auth_failures_total", "Requests answered 401.", m->auth_failures);
+    gauge(out, "uitrail_event_streams", "Open GET /v1/events streams.", d->n_streams);
+    gauge(out, "uitrail_stable_waiters", "Pending GET /v1/tabs/{tab}/stable waits.", d->n_waiters);
+    counter(out, "uitrail_bytes_received_total", "Bytes read from every connection.", m->bytes_in);
+    counter(out, "uitrail_bytes_sent_total", "Bytes written to every connection.", m->bytes_out);
+    counter(out, "uitrail_http_responses_total", "HTTP responses sent.", m->http_requests);
+    counter(out, "uitrail_trace_requests_total", "GET /v1/tabs/{tab}/trace requests served.",
+            m->trace_requests);
+
+    family(out, "uitrail_trace_duration_seconds", "histogram",
+           "Time to build a trace answer.");
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < UT__LATENCY_BUCKETS; i++) {
+        cumulative += m->trace_latency_buckets[i];
+        ut_buf_printf(out, "uitrail_trace_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                      latency_bounds_s[i], (unsigned long long)cumulative);
+    }
+    ut_buf_printf(out, "uitrail_trace_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                  (unsigned long long)m->trace_latency_count);
+    ut_buf_printf(out, "uitrail_trace_duration_seconds_sum %.9f\n",
+                  (double)m->trace_latency_sum_ns / 1e9);
+    ut_buf_printf(out, "uitrail_trace_duration_seconds_count %llu\n",
+                  (unsigned long long)m->trace_latency_count);
+    return out->oom ? UT_ENOMEM : UT_OK;
+}

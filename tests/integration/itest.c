@@ -1,0 +1,433 @@
+/* Integration-test helpers: see itest.h. */
+#include "itest.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <http_parser.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *itest_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    ut_buf b = UT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ut_buf_append(&b, chunk, n);
+    fclose(f);
+    if (len)
+        *len = b.len;
+    if (!b.data)
+        return ut_strndup("", 0);
+    return b.data;
+}
+
+/* Reads one line of the daemon's stdout, waiting at most until `deadline`. */
+static bool read_line(int fd, char *line, size_t cap, int64_t deadline)
+{
+    size_t n = 0;
+    while (n + 1 < cap) {
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+            return false;
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, left) <= 0)
+            return false;
+        char ch;
+        if (read(fd, &ch, 1) != 1)
+            return false;
+        if (ch == '\n')
+            break;
+        line[n++] = ch;
+    }
+    line[n] = '\0';
+    return true;
+}
+
+bool itest_start(itest_daemon *d, const char *const *args)
+{
+    memset(d, 0, sizeof *d);
+    d->pid = -1;
+    const char *bin = getenv("UITRAILD");
+    if (!bin) {
+        fprintf(stderr, "itest: UITRAILD is not set (run the tests with meson test)\n");
+        return false;
+    }
+    snprintf(d->dir, sizeof d->dir, "/tmp/uitrail-itest-XXXXXX");
+    if (!mkdtemp(d->dir))
+        return false;
+    snprintf(d->runtime_dir, sizeof d->runtime_dir, "%s/rt", d->dir);
+    snprintf(d->log_path, sizeof d->log_path, "%s/stderr.log", d->dir);
+
+    const char *argv[64];
+    size_t argc = 0;
+    argv[argc++] = bin;
+    argv[argc++] = "--runtime-dir";
+    argv[argc++] = d->runtime_dir;
+    bool has_http = false;
+    for (size_t i = 0; args && args[i]; i++)
+        has_http = has_http || strcmp(args[i], "--http") == 0;
+    if (!has_http) {
+        argv[argc++] = "--http";
+        argv[argc++] = "127.0.0.1:0";
+    }
+    for (size_t i = 0; args && args[i] && argc < 63; i++)
+        argv[argc++] = args[i];
+    argv[argc] = NULL;
+
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0)
+        return false;
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        int err = open(d->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(out[1], STDOUT_FILENO);
+        dup2(err, STDERR_FILENO);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    d->pid = pid;
+
+    int64_t deadline = now_ms() + ITEST_TIMEOUT_MS;
+    char line[512];
+    bool ready = false;
+    while (read_line(out[0], line, sizeof line, deadline)) {
+        char kind[16], where[400];
+        if (sscanf(line, " %15s %399s", kind, where) != 2)
+            continue;
+        if (strcmp(kind, "token") == 0) {
+            char *tok = itest_read_file(where, NULL);
+            if (tok) {
+                tok[strcspn(tok, "\n")] = '\0';
+                snprintf(d->token, sizeof d->token, "%s", tok);
+                ut_free(tok);
+            }
+            ready = true;
+            break;
+        }
+        bool http = strcmp(kind, "http") == 0, ingest = strcmp(kind, "ingest") == 0;
+        if (strncmp(where, "unix:", 5) == 0) {
+            if (http)
+                snprintf(d->http_sock, sizeof d->http_sock, "%s", where + 5);
+            else if (ingest)
+                snprintf(d->ingest_sock, sizeof d->ingest_sock, "%s", where + 5);
+        } else if (strncmp(where, "tcp:", 4) == 0) {
+            const char *colon = strrchr(where, ':');
+            int port = atoi(colon + 1);
+            if (http)
+                d->http_port = port;
+            else if (ingest)
+                d->forward_port = port;
+        }
+    }
+    close(out[0]);
+    if (!ready) {
+        char *log = itest_log(d);
+        fprintf(stderr, "itest: uitraild did not get ready; its log:\n%s\n", log ? log : "");
+        ut_free(log);
+        itest_stop(d, SIGKILL);
+        return false;
+    }
+    return true;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+int itest_stop(itest_daemon *d, int sig)
+{
+    int result = -1;
+    if (d->pid > 0) {
+        kill(d->pid, sig);
+        int64_t deadline = now_ms() + 2 * ITEST_TIMEOUT_MS;
+        int status = 0;
+        pid_t got = 0;
+        while ((got = waitpid(d->pid, &status, WNOHANG)) == 0 && now_ms() < deadline)
+            usleep(5000);
+        if (got == 0) {
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, &status, 0);
+        } else if (got == d->pid && WIFEXITED(status)) {
+            result = WEXITSTATUS(status);
+        }
+        if (result != 0 && sig != SIGKILL) {
+            char *log = itest_log(d);
+            fprintf(stderr, "itest: uitraild exited with %d; its log:\n%s\n", result, log ? log : "");
+            ut_free(log);
+        }
+        d->pid = -1;
+    }
+    if (d->dir[0]) {
+        nftw(d->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+        d->dir[0] = '\0';
+    }
+    return result;
+}
+
+char *itest_log(const itest_daemon *d)
+{
+    return itest_read_file(d->log_path, NULL);
+}
+
+bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    do {
+        char *log = itest_log(d);
+        bool found = log && strstr(log, needle);
+        ut_free(log);
+        if (found)
+            return true;
+        usleep(10000);
+    } while (now_ms() < deadline);
+    return false;
+}
+
+int itest_connect_unix(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int itest_connect_tcp(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool itest_send(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+ssize_t itest_recv(int fd, void *buf, size_t cap, int timeout_ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    int rc;
+    do
+        rc = poll(&p, 1, timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc <= 0)
+        return -1;
+    ssize_t n = recv(fd, buf, cap, 0);
+    if (n < 0 && errno == ECONNRESET)
+        return 0;
+    return n;
+}
+
+bool itest_wait_closed(int fd, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    char buf[65536];
+    for (;;) {
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+            return false;
+        ssize_t n = itest_recv(fd, buf, sizeof buf, left);
+        if (n == 0)
+            return true;
+        if (n < 0)
+            return false;
+    }
+}
+
+void itest_response_free(itest_response *r)
+{
+    ut_buf_free(&r->headers);
+    ut_buf_free(&r->body);
+}
+
+typedef struct parse_state {
+    itest_response *r;
+    bool complete;
+} parse_state;
+
+static int on_field(http_parser *p, const char *at, size_t len)
+{
+    parse_state *s = p->data;
+    for (size_t i = 0; i < len; i++) {
+        char ch = (char)tolower((unsigned char)at[i]);
+        ut_buf_append(&s->r->headers, &ch, 1);
+    }
+    return 0;
+}
+
+static int on_value(http_parser *p, const char *at, size_t len)
+{
+    parse_state *s = p->data;
+    ut_buf_append_cstr(&s->r->headers, ": ");
+    ut_buf_append(&s->r->headers, at, len);
+    ut_buf_append_cstr(&s->r->headers, "\n");
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    parse_state *s = p->data;
+    ut_buf_append(&s->r->body, at, len);
+    return 0;
+}
+
+static int on_complete(http_parser *p)
+{
+    parse_state *s = p->data;
+    s->r->status = (int)p->status_code;
+    s->complete = true;
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+bool itest_read_response(int fd, itest_response *r, int timeout_ms)
+{
+    *r = (itest_response){0, UT_BUF_INIT, UT_BUF_INIT};
+    http_parser_settings settings;
+    http_parser_settings_init(&settings);
+    settings.on_header_field = on_field;
+    settings.on_header_value = on_value;
+    settings.on_body = on_body;
+    settings.on_message_complete = on_complete;
+    http_parser parser;
+    http_parser_init(&parser, HTTP_RESPONSE);
+    parse_state s = {r, false};
+    parser.data = &s;
+    int64_t deadline = now_ms() + timeout_ms;
+    /* One byte at a time past the headers would be slow; but reading more
+     * than one response's bytes would lose the next pipelined one. Peek
+     * and consume only what the parser used. */
+    char buf[65536];
+    while (!s.complete) {
+        int left = (int)(deadline - now_ms());
+        if (left <= 0)
+            return false;
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, left) <= 0)
+            return false;
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK);
+        if (n < 0 && errno == ECONNRESET)
+            n = 0;
+        if (n < 0)
+            return false;
+        size_t used = http_parser_execute(&parser, &settings, buf, (size_t)n);
+        if (HTTP_PARSER_ERRNO(&parser) != HPE_OK && HTTP_PARSER_ERRNO(&parser) != HPE_PAUSED)
+            return false;
+        if (n > 0 && recv(fd, buf, used, 0) != (ssize_t)used)
+            return false;
+        if (n == 0)
+            break;
+    }
+    ut_buf_append(&r->body, "", 0);
+    return s.complete;
+}
+
+bool itest_http(const itest_daemon *d, bool tcp, const char *auth, const char *method,
+                const char *target, const char *content_type, const void *body, size_t body_len,
+                itest_response *r)
+{
+    int fd = tcp ? itest_connect_tcp(d->http_port) : itest_connect_unix(d->http_sock);
+    if (fd < 0)
+        return false;
+    ut_buf req = UT_BUF_INIT;
+    ut_buf_printf(&req, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n", method, target);
+    if (auth)
+        ut_buf_printf(&req, "Authorization: %s\r\n", auth);
+    if (content_type)
+        ut_buf_printf(&req, "Content-Type: %s\r\n", content_type);
+    if (body)
+        ut_buf_printf(&req, "Content-Length: %zu\r\n", body_len);
+    ut_buf_append_cstr(&req, "\r\n");
+    bool ok = itest_send(fd, req.data, req.len) && (!body || itest_send(fd, body, body_len)) &&
+              itest_read_response(fd, r, ITEST_TIMEOUT_MS);
+    ut_buf_free(&req);
+    close(fd);
+    return ok;
+}
+
+char *itest_get(const itest_daemon *d, const char *target, int want_status)
+{
+    itest_response r;
+    if (!itest_http(d, false, NULL, "GET", target, NULL, NULL, 0, &r)) {
+        itest_response_free(&r);
+        return NULL;
+    }
+    if (r.status != want_status) {
+        fprintf(stderr, "itest: GET %s answered %d, not %d: %s\n", target, r.status, want_status,
+                r.body.data ? r.body.data : "");
+        itest_response_free(&r);
+        return NULL;
+    }
+    ut_buf_free(&r.headers);
+    return r.body.data ? r.body.data : ut_strndup("", 0);
+}
+
+long long itest_metric(const itest_daemon *d, const char *sample)
+{
+    char *text = itest_get(d, "/metrics", 200);
+    if (!text)
+        return -1;
+    long long value = -1;
+    size_t n = strlen(sample);
+    for (char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        if (strncmp(line, sample, n) == 0 && line[n] == ' ') {
+            value = atoll(line + n + 1);
+            break;
+        }
+    }
+    ut_free(text);
+    return value;
+}

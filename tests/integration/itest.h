@@ -1,0 +1,77 @@
+/* Integration-test helpers: start the real uitraild on a private runtime
+ * directory, talk to it over its real sockets, stop it.
+ *
+ * The daemon binary comes from $UITRAILD (set by meson); the source tree's
+ * fixtures from $UT_SOURCE_ROOT. Every read has a timeout, so a daemon that
+ * stalls fails the test instead of hanging it. */
+#ifndef UT_ITEST_H
+#define UT_ITEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "uitrail/common.h"
+
+#define ITEST_TIMEOUT_MS 10000
+
+typedef struct itest_daemon {
+    pid_t pid;
+    char dir[256];          /* mkdtemp: holds rt/ and the daemon's stderr */
+    char runtime_dir[300];
+    char http_sock[400];
+    char ingest_sock[400];
+    char log_path[400];
+    int http_port;          /* 0 when --http off */
+    int forward_port;       /* 0 unless --forward-tcp */
+    char token[300];
+} itest_daemon;
+
+/* Starts uitraild with `args` (NULL-terminated, may be NULL) after
+ * --runtime-dir and --http 127.0.0.1:0, and waits until it is ready. */
+bool itest_start(itest_daemon *d, const char *const *args);
+/* Sends `sig` and returns the exit status (-1 for a crash or a timeout).
+ * Removes the private directory. */
+int itest_stop(itest_daemon *d, int sig);
+/* The daemon's stderr so far (caller frees). */
+char *itest_log(const itest_daemon *d);
+/* Waits until the log contains `needle`. */
+bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms);
+
+int itest_connect_unix(const char *path);
+int itest_connect_tcp(int port);
+bool itest_send(int fd, const void *data, size_t len);
+/* Reads up to `cap` bytes, waiting at most `timeout_ms`. Returns the count,
+ * 0 at end of stream, -1 on timeout or error. */
+ssize_t itest_recv(int fd, void *buf, size_t cap, int timeout_ms);
+/* True when the peer closes (end of stream or reset) within `timeout_ms`;
+ * input before that is read and dropped. */
+bool itest_wait_closed(int fd, int timeout_ms);
+
+typedef struct itest_response {
+    int status;
+    ut_buf headers; /* "name: value\n" lines, names lower-cased */
+    ut_buf body;
+} itest_response;
+
+void itest_response_free(itest_response *r);
+/* Reads one HTTP response from `fd` (parsed with libhttp-parser). */
+bool itest_read_response(int fd, itest_response *r, int timeout_ms);
+/* One request on a new connection: over http.sock, or over TCP when
+ * `tcp` is set (with `auth` as the Authorization header when not NULL). */
+bool itest_http(const itest_daemon *d, bool tcp, const char *auth, const char *method,
+                const char *target, const char *content_type, const void *body, size_t body_len,
+                itest_response *r);
+/* GET over http.sock; the body as a NUL-terminated string the caller
+ * frees, or NULL when the status is not `want_status`. */
+char *itest_get(const itest_daemon *d, const char *target, int want_status);
+/* The value of one sample of GET /metrics, e.g.
+ * "uitrail_events_duplicate_total" or
+ * "uitrail_events_rejected_total{reason=\"wrong_type\"}"; -1 when absent. */
+long long itest_metric(const itest_daemon *d, const char *sample);
+
+/* Reads a whole file (caller frees); NULL if it cannot. */
+char *itest_read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,673 @@
+/* The `uitrail` commands that talk to a running uitraild: HTTP/1.1 over
+ * its http.sock for reads (responses parsed by libhttp-parser), and Forward
+ * over its ingest.sock for `send`. They find the runtime directory the way
+ * the daemon does, or take --runtime-dir. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <http_parser.h>
+#include <jansson.h>
+#include <msgpack.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "uitrail/common.h"
+#include "uitrail/daemon.h"
+#include "uitrail/limits.h"
+#include "uitrail/wire.h"
+
+/* `uitrail wait` without --timeout. */
+#define CLIENT_WAIT_DEFAULT_MS 10000
+/* `uitrail wait`: the daemon could not be asked (1 means "timed out"). */
+#define CLIENT_WAIT_UNANSWERED 3
+
+typedef struct client {
+    char runtime_dir[4096];
+} client;
+
+static bool client_init(client *cl, const char *runtime_dir)
+{
+    if (runtime_dir) {
+        snprintf(cl->runtime_dir, sizeof cl->runtime_dir, "%s", runtime_dir);
+        return true;
+    }
+    if (ut_runtime_dir_default(cl->runtime_dir, sizeof cl->runtime_dir) != UT_OK) {
+        fprintf(stderr, "uitrail: the default runtime directory is too long: use --runtime-dir\n");
+        return false;
+    }
+    return true;
+}
+
+/* Connects to `name` in the runtime directory; -1 after printing why. */
+static int client_connect(const client *cl, const char *name)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    int n = snprintf(sun.sun_path, sizeof sun.sun_path, "%s/%s", cl->runtime_dir, name);
+    if (n < 0 || (size_t)n >= sizeof sun.sun_path) {
+        fprintf(stderr, "uitrail: socket path %s/%s is too long (> %d bytes): use --runtime-dir\n",
+                cl->runtime_dir, name, UT_UNIX_PATH_MAX_BYTES);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        fprintf(stderr, "uitrail: socket: %s\n", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+        fprintf(stderr,
+                "uitrail: cannot connect to %s: %s: is uitraild running? (start it with tools/run)\n",
+                sun.sun_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static bool write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* ---- HTTP over http.sock ---- */
+
+typedef struct response {
+    int status;
+    ut_buf body;
+    bool complete;
+} response;
+
+static int on_resp_body(http_parser *p, const char *at, size_t len)
+{
+    response *r = p->data;
+    return ut_buf_append(&r->body, at, len) == UT_OK ? 0 : 1;
+}
+
+static int on_resp_complete(http_parser *p)
+{
+    response *r = p->data;
+    r->status = (int)p->status_code;
+    r->complete = true;
+    return 0;
+}
+
+/* GETs `target` from the daemon. Returns false (after printing why) when
+ * no complete response arrived. */
+static bool http_get(const client *cl, const char *target, response *r)
+{
+    *r = (response){0, UT_BUF_INIT, false};
+    int fd = client_connect(cl, UT_HTTP_SOCKET_NAME);
+    if (fd < 0)
+        return false;
+    ut_buf req = UT_BUF_INIT;
+    ut_buf_printf(&req, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target);
+    if (req.oom || !write_all(fd, req.data, req.len)) {
+        fprintf(stderr, "uitrail: cannot send the request: %s\n",
+                req.oom ? "out of memory" : strerror(errno));
+        ut_buf_free(&req);
+        close(fd);
+        return false;
+    }
+    ut_buf_free(&req);
+
+    http_parser_settings settings;
+    http_parser_settings_init(&settings);
+    settings.on_body = on_resp_body;
+    settings.on_message_complete = on_resp_complete;
+    http_parser parser;
+    http_parser_init(&parser, HTTP_RESPONSE);
+    parser.data = r;
+    char buf[16384];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, "uitrail: reading the answer: %s\n", strerror(errno));
+            break;
+        }
+        /* A zero-length execute tells the parser the stream ended. */
+        size_t used = http_parser_execute(&parser, &settings, buf, (size_t)n);
+        if (HTTP_PARSER_ERRNO(&parser) != HPE_OK || used != (size_t)n) {
+            fprintf(stderr, "uitrail: malformed answer from uitraild: %s\n",
+                    http_errno_description(HTTP_PARSER_ERRNO(&parser)));
+            break;
+        }
+        if (r->complete || n == 0)
+            break;
+    }
+    close(fd);
+    if (!r->complete) {
+        if (HTTP_PARSER_ERRNO(&parser) == HPE_OK)
+            fprintf(stderr, "uitrail: uitraild closed the connection before answering\n");
+        ut_buf_free(&r->body);
+        return false;
+    }
+    return true;
+}
+
+/* Prints the reason of a JSON error answer. */
+static void print_error(const response *r)
+{
+    json_error_t jerr;
+    json_t *doc = json_loadb(r->body.data ? r->body.data : "", r->body.len, 0, &jerr);
+    const char *msg = doc ? json_string_value(json_object_get(doc, "error")) : NULL;
+    fprintf(stderr, "uitrail: uitraild answered %d: %s\n", r->status,
+            msg ? msg : "(no reason given)");
+    json_decref(doc);
+}
+
+/* Appends `s` percent-encoded as one path segment or query value. */
+static void append_escaped(ut_buf *out, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            ut_buf_append(out, p, 1);
+        } else {
+            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            ut_buf_append(out, esc, 3);
+        }
+    }
+}
+
+enum { OPT_RUNTIME_DIR = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_TIMEOUT, OPT_JSON };
+
+#define RUNTIME_DIR_OPTION {"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR}
+
+/* Reports an option getopt did not accept. */
+static int bad_option(const ut_cli_command *self, char **argv)
+{
+    return ut_cli_usage_error(self, "unknown option or missing value: %s", argv[optind - 1]);
+}
+
+static int run_trace(const ut_cli_command *self, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+        {"framed", no_argument, NULL, OPT_FRAMED},
+        RUNTIME_DIR_OPTION,
+        {NULL, 0, NULL, 0},
+    };
+    const char *runtime_dir = NULL, *format = "text";
+    uint32_t limit = 0, max_tokens = 0;
+    bool framed = false;
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_FORMAT:
+            format = optarg;
+            if (strcmp(format, "text") && strcmp(format, "json"))
+                return ut_cli_usage_error(self, "--format %s: use text or json", format);
+            break;
+        case OPT_LIMIT:
+            if (!ut_cli_parse_u32(optarg, 0, UT_TRACE_LIMIT_MAX, &limit))
+                return ut_cli_usage_error(self, "--limit %s: a number from 0 to %d", optarg,
+                                          UT_TRACE_LIMIT_MAX);
+            break;
+        case OPT_MAX_TOKENS:
+            if (!ut_cli_parse_u32(optarg, 0, UT_TRACE_MAX_TOKENS_MAX, &max_tokens))
+                return ut_cli_usage_error(self, "--max-tokens %s: a number from 0 to %d", optarg,
+                                          UT_TRACE_MAX_TOKENS_MAX);
+            break;
+        case OPT_FRAMED: framed = true; break;
+        case OPT_RUNTIME_DIR: runtime_dir = optarg; break;
+        default: return bad_option(self, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return ut_cli_usage_error(self, "name exactly one %s", self == &ut_cli_send ? "file (or -)" : "tab");
+    client cl;
+    if (!client_init(&cl, runtime_dir))
+        return UT_CLI_FAILED;
+    ut_buf target = UT_BUF_INIT;
+    ut_buf_append_cstr(&target, "/v1/tabs/");
+    append_escaped(&target, argv[optind]);
+    ut_buf_printf(&target, "/trace?format=%s&limit=%u&max_tokens=%u&framed=%d", format, limit,
+                  max_tokens, framed ? 1 : 0);
+    response r;
+    bool ok = !target.oom && http_get(&cl, target.data, &r);
+    ut_buf_free(&target);
+    if (!ok)
+        return UT_CLI_FAILED;
+    int rc = UT_CLI_OK;
+    if (r.status == 200) {
+        fwrite(r.body.data, 1, r.body.len, stdout);
+        if (r.body.len && r.body.data[r.body.len - 1] != '\n')
+            putchar('\n');
+    } else {
+        print_error(&r);
+        rc = UT_CLI_FAILED;
+    }
+    ut_buf_free(&r.body);
+    return rc;
+}
+
+static int run_tabs(const ut_cli_command *self, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        RUNTIME_DIR_OPTION,
+        {NULL, 0, NULL, 0},
+    };
+    const char *runtime_dir = NULL;
+    bool raw = false;
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == OPT_JSON)
+            raw = true;
+        else if (ch == OPT_RUNTIME_DIR)
+            runtime_dir = optarg;
+        else
+            return bad_option(self, argv);
+    }
+    if (optind != argc)
+        return ut_cli_usage_error(self, "unexpected argument '%s'", argv[optind]);
+    client cl;
+    response r;
+    if (!client_init(&cl, runtime_dir) || !http_get(&cl, "/v1/tabs", &r))
+        return UT_CLI_FAILED;
+    int rc = UT_CLI_OK;
+    json_error_t jerr;
+    json_t *tabs = NULL;
+    if (r.status != 200) {
+        print_error(&r);
+        rc = UT_CLI_FAILED;
+    } else if (raw) {
+        fwrite(r.body.data, 1, r.body.len, stdout);
+    } else if (!(tabs = json_loadb(r.body.data, r.body.len, 0, &jerr)) || !json_is_array(tabs)) {
+        fprintf(stderr, "uitrail: uitraild sent a tab list that is not a JSON array\n");
+        rc = UT_CLI_FAILED;
+    } else if (json_array_size(tabs) == 0) {
+        printf("no tabs yet: send events with `uitrail send FILE`\n");
+    } else {
+        printf("%-24s %6s %-9s %s\n", "TAB", "EVENTS", "STATE", "URL  TITLE");
+        size_t i;
+        json_t *t;
+        json_array_foreach(tabs, i, t) {
+            const char *tab = json_string_value(json_object_get(t, "tab"));
+            const char *url = json_string_value(json_object_get(t, "url"));
+            const char *title = json_string_value(json_object_get(t, "title"));
+            const char *state = json_string_value(json_object_get(t, "state"));
+            printf("%-24s %6lld %-9s %s  %s\n", tab ? tab : "?",
+                   (long long)json_integer_value(json_object_get(t, "events")),
+                   state ? state : "?", url ? url : "", title ? title : "");
+        }
+    }
+    json_decref(tabs);
+    ut_buf_free(&r.body);
+    return rc;
+}
+
+static int run_stats(const ut_cli_command *self, int argc, char **argv)
+{
+    static const struct option opts[] = {RUNTIME_DIR_OPTION, {NULL, 0, NULL, 0}};
+    const char *runtime_dir = NULL;
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == OPT_RUNTIME_DIR)
+            runtime_dir = optarg;
+        else
+            return bad_option(self, argv);
+    }
+    client cl;
+    response r;
+    if (!client_init(&cl, runtime_dir) || !http_get(&cl, "/metrics", &r))
+        return UT_CLI_FAILED;
+    int rc = UT_CLI_OK;
+    if (r.status != 200) {
+        print_error(&r);
+        rc = UT_CLI_FAILED;
+    } else {
+        /* The samples only: the HELP and TYPE lines are for Prometheus. */
+        const char *p = r.body.data, *end = p + r.body.len;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            if (n && p[0] != '#')
+                printf("%.*s\n", (int)n, p);
+            p += n + 1;
+        }
+    }
+    ut_buf_free(&r.body);
+    return rc;
+}
+
+static int run_wait(const ut_cli_command *self, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        RUNTIME_DIR_OPTION,
+        {NULL, 0, NULL, 0},
+    };
+    const char *runtime_dir = NULL;
+    uint32_t timeout_ms = CLIENT_WAIT_DEFAULT_MS;
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == OPT_TIMEOUT) {
+            if (!ut_cli_parse_u32(optarg, 0, 24u * 3600 * 1000, &timeout_ms))
+                return ut_cli_usage_error(self, "--timeout %s: milliseconds, up to one day", optarg);
+        } else if (ch == OPT_RUNTIME_DIR) {
+            runtime_dir = optarg;
+        } else {
+            return bad_option(self, argv);
+        }
+    }
+    if (argc - optind != 1)
+        return ut_cli_usage_error(self, "name exactly one %s", self == &ut_cli_send ? "file (or -)" : "tab");
+    client cl;
+    if (!client_init(&cl, runtime_dir))
+        return UT_CLI_FAILED;
+    /* The daemon waits at most UT_STABLE_WAIT_MAX_MS per request. */
+    for (;;) {
+        uint32_t slice = timeout_ms > UT_STABLE_WAIT_MAX_MS ? UT_STABLE_WAIT_MAX_MS : timeout_ms;
+        timeout_ms -= slice;
+        ut_buf target = UT_BUF_INIT;
+        ut_buf_append_cstr(&target, "/v1/tabs/");
+        append_escaped(&target, argv[optind]);
+        ut_buf_printf(&target, "/stable?wait_ms=%u", slice);
+        response r;
+        bool ok = !target.oom && http_get(&cl, target.data, &r);
+        ut_buf_free(&target);
+        if (!ok)
+            return CLIENT_WAIT_UNANSWERED;
+        if (r.status != 200) {
+            print_error(&r);
+            ut_buf_free(&r.body);
+            return CLIENT_WAIT_UNANSWERED;
+        }
+        json_error_t jerr;
+        json_t *doc = json_loadb(r.body.data, r.body.len, 0, &jerr);
+        bool stable = doc && json_is_true(json_object_get(doc, "stable"));
+        json_decref(doc);
+        if (stable || timeout_ms == 0) {
+            fwrite(r.body.data, 1, r.body.len, stdout);
+            ut_buf_free(&r.body);
+            return stable ? 0 : 1;
+        }
+        ut_buf_free(&r.body);
+    }
+}
+
+/* ---- send ---- */
+
+/* The sync message: a Forward message with no entries and a chunk. The
+ * daemon acks a message once all its events are applied, and it handles a
+ * connection's messages in order, so this ack means every event sent
+ * before it is applied. */
+static ut_status pack_sync(ut_buf *out, const char *chunk)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, 3);
+    msgpack_pack_str_with_body(&pk, "uitrail.nav", 11);
+    msgpack_pack_array(&pk, 0);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "chunk", 5);
+    msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
+    ut_status st = ut_buf_append(out, sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+    return st;
+}
+
+/* Acks as they come back on the ingest connection: the file's own
+ * messages may ask for acks too, and those are read and passed over. */
+typedef struct ack_reader {
+    msgpack_unpacker unpacker;
+    msgpack_unpacked msg;
+    const char *chunk; /* the sync chunk we wait for */
+    bool found;
+} ack_reader;
+
+static bool ack_reader_init(ack_reader *a, const char *chunk)
+{
+    a->chunk = chunk;
+    a->found = false;
+    msgpack_unpacked_init(&a->msg);
+    return msgpack_unpacker_init(&a->unpacker, 1024);
+}
+
+static void ack_reader_free(ack_reader *a)
+{
+    msgpack_unpacked_destroy(&a->msg);
+    msgpack_unpacker_destroy(&a->unpacker);
+}
+
+/* Reads what `fd` has and looks for the sync ack. False when the daemon
+ * closed the connection or the read failed. */
+static bool ack_reader_read(ack_reader *a, int fd)
+{
+    if (!msgpack_unpacker_reserve_buffer(&a->unpacker, 1024))
+        return false;
+    ssize_t n;
+    do
+        n = read(fd, msgpack_unpacker_buffer(&a->unpacker),
+                 msgpack_unpacker_buffer_capacity(&a->unpacker));
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return false;
+    msgpack_unpacker_buffer_consumed(&a->unpacker, (size_t)n);
+    while (msgpack_unpacker_next(&a->unpacker, &a->msg) == MSGPACK_UNPACK_SUCCESS) {
+        const msgpack_object *o = &a->msg.data;
+        if (o->type != MSGPACK_OBJECT_MAP || o->via.map.size != 1)
+            continue;
+        const msgpack_object *v = &o->via.map.ptr[0].val;
+        if (v->type == MSGPACK_OBJECT_STR && v->via.str.size == strlen(a->chunk) &&
+            memcmp(v->via.str.ptr, a->chunk, v->via.str.size) == 0)
+            a->found = true;
+    }
+    return true;
+}
+
+static bool read_whole(int fd, ut_buf *out)
+{
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        if (n == 0)
+            return true;
+        if (ut_buf_append(out, buf, (size_t)n) != UT_OK)
+            return false;
+    }
+}
+
+static bool looks_like_json(const ut_buf *b)
+{
+    for (size_t i = 0; i < b->len; i++) {
+        char ch = b->data[i];
+        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+            continue;
+        /* A Forward message starts with an array header (0x90-0x9f,
+         * 0xdc, 0xdd), never with these. */
+        return ch == '[' || ch == '{';
+    }
+    return false;
+}
+
+static int run_send(const ut_cli_command *self, int argc, char **argv)
+{
+    static const struct option opts[] = {RUNTIME_DIR_OPTION, {NULL, 0, NULL, 0}};
+    const char *runtime_dir = NULL;
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == OPT_RUNTIME_DIR)
+            runtime_dir = optarg;
+        else
+            return bad_option(self, argv);
+    }
+    if (argc - optind != 1)
+        return ut_cli_usage_error(self, "name exactly one %s", self == &ut_cli_send ? "file (or -)" : "tab");
+    const char *path = argv[optind];
+    int in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        fprintf(stderr, "uitrail: cannot open %s: %s\n", path, strerror(errno));
+        return UT_CLI_FAILED;
+    }
+    ut_buf data = UT_BUF_INIT;
+    bool read_ok = read_whole(in, &data);
+    if (in != STDIN_FILENO)
+        close(in);
+    if (!read_ok) {
+        fprintf(stderr, "uitrail: cannot read %s: %s\n", path, data.oom ? "out of memory" : strerror(errno));
+        ut_buf_free(&data);
+        return UT_CLI_FAILED;
+    }
+    if (looks_like_json(&data)) {
+        ut_buf packed = UT_BUF_INIT;
+        char err[256] = "";
+        if (ut_wire_json_to_msgpack(ut_buf_str(&data), &packed, err, sizeof err) != UT_OK) {
+            fprintf(stderr, "uitrail: %s: %s\n", path, err[0] ? err : "out of memory");
+            ut_buf_free(&packed);
+            ut_buf_free(&data);
+            return UT_CLI_FAILED;
+        }
+        ut_buf_free(&data);
+        data = packed;
+    }
+    char chunk[64];
+    snprintf(chunk, sizeof chunk, "uitrail-send-%ld", (long)getpid());
+    if (pack_sync(&data, chunk) != UT_OK) {
+        fprintf(stderr, "uitrail: out of memory\n");
+        ut_buf_free(&data);
+        return UT_CLI_FAILED;
+    }
+    client cl;
+    int fd = -1;
+    if (!client_init(&cl, runtime_dir) || (fd = client_connect(&cl, UT_INGEST_SOCKET_NAME)) < 0) {
+        ut_buf_free(&data);
+        return UT_CLI_FAILED;
+    }
+    ack_reader acks;
+    if (!ack_reader_init(&acks, chunk)) {
+        fprintf(stderr, "uitrail: out of memory\n");
+        close(fd);
+        ut_buf_free(&data);
+        return UT_CLI_FAILED;
+    }
+    /* Read acks while writing, so that neither side blocks on a full
+     * socket buffer; then wait for the sync ack. */
+    bool ok = true;
+    size_t sent = 0;
+    while (ok && !acks.found) {
+        struct pollfd pfd = {fd, (short)(POLLIN | (sent < data.len ? POLLOUT : 0)), 0};
+        if (poll(&pfd, 1, -1) < 0) {
+            ok = errno == EINTR;
+            continue;
+        }
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+            ok = ack_reader_read(&acks, fd);
+            if (!ok)
+                break;
+        }
+        if (sent < data.len && (pfd.revents & POLLOUT)) {
+            ssize_t n = send(fd, data.data + sent, data.len - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n > 0)
+                sent += (size_t)n;
+            else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                ok = false;
+        }
+    }
+    if (ok)
+        fprintf(stderr, "uitrail: sent %zu bytes; uitraild applied them\n", data.len);
+    else
+        fprintf(stderr, "uitrail: uitraild closed the ingest connection after %zu of %zu bytes "
+                        "(see its log: the input may be malformed)\n", sent, data.len);
+    ack_reader_free(&acks);
+    close(fd);
+    ut_buf_free(&data);
+    return ok ? 0 : 1;
+}
+
+const ut_cli_command ut_cli_trace = {
+    .name = "trace",
+    .summary = "print a tab's trace from the running uitraild",
+    .usage = "TAB [--format text|json] [--limit N] [--max-tokens N] [--framed] [--runtime-dir DIR]",
+    .help = "Asks uitraild (GET /v1/tabs/TAB/trace over its http.sock) for the trace of\n"
+            "TAB, newest first.\n"
+            "  --format text|json  the text trace (default) or the same as JSON\n"
+            "  --limit N           the newest N entries only (0: all)\n"
+            "  --max-tokens N      drop the oldest lines to stay under N tokens (0: no cap)\n"
+            "  --framed            wrap it for an assistant prompt\n"
+            "  --runtime-dir DIR   the daemon's runtime directory (default as uitraild's)\n"
+            "Exit status: 0 printed, 1 no such tab or no daemon, 2 bad arguments.\n",
+    .run = run_trace,
+};
+
+const ut_cli_command ut_cli_tabs = {
+    .name = "tabs",
+    .summary = "list the tabs the running uitraild knows",
+    .usage = "[--json] [--runtime-dir DIR]",
+    .help = "One line per tab, most recently active first: its id, the number of\n"
+            "entries in its ring, its page state, URL and title. --json prints the\n"
+            "daemon's answer (GET /v1/tabs) as it is.\n",
+    .run = run_tabs,
+};
+
+const ut_cli_command ut_cli_send = {
+    .name = "send",
+    .summary = "send Forward messages (msgpack, or a JSON fixture) to the running uitraild",
+    .usage = "FILE|- [--runtime-dir DIR]",
+    .help = "Streams FILE (- for standard input) into uitraild's ingest.sock: Forward\n"
+            "messages in msgpack back to back, or JSON (one Forward message or an array\n"
+            "of them, times in seconds), which is converted first. Returns once the\n"
+            "daemon has applied every event: a last message asks for an ack.\n"
+            "Exit status: 0 applied, 1 the daemon refused the input or is not running.\n",
+    .run = run_send,
+};
+
+const ut_cli_command ut_cli_stats = {
+    .name = "stats",
+    .summary = "print the running uitraild's counters",
+    .usage = "[--runtime-dir DIR]",
+    .help = "Prints the samples of GET /metrics (Prometheus text, without the HELP and\n"
+            "TYPE lines): events by kind, rejections by reason, protocol errors,\n"
+            "duplicates, tabs, evictions, connections, bytes, trace latency.\n",
+    .run = run_stats,
+};
+
+const ut_cli_command ut_cli_wait = {
+    .name = "wait",
+    .summary = "wait until a tab's page is stable in the running uitraild",
+    .usage = "TAB [--timeout MS] [--runtime-dir DIR]",
+    .help = "Asks GET /v1/tabs/TAB/stable?wait_ms=... and prints the answer (JSON).\n"
+            "  --timeout MS  give up after MS milliseconds (default 10000)\n"
+            "Exit status: 0 stable, 1 still changing when the time ran out, 2 bad\n"
+            "arguments, 3 no such tab or no daemon.\n",
+    .run = run_wait,
+};
