@@ -90,6 +90,19 @@
 #define UT_TRACE_LIMIT_MAX 1000
 #define UT_TRACE_MAX_TOKENS_MAX 100000
 
+/* ---- Command line: inputs read whole, and `uitrail tune` (tools/uitrail) ---- */
+#define UT_CLI_INPUT_MAX_BYTES (256u << 20)      /* a recording or a session read whole into memory */
+#define UT_TUNE_FILES_MAX 4096                   /* sessions of one `uitrail tune` run */
+#define UT_TUNE_GRID_VALUES_MAX 64               /* values of one parameter in --grid */
+#define UT_TUNE_GRID_SPEC_MAX_BYTES 4096         /* the --grid argument */
+#define UT_TUNE_SETTINGS_MAX 20000               /* settings of a grid: the product of its value counts */
+#define UT_TUNE_JOBS_MAX 256                     /* --jobs */
+#define UT_TUNE_LABELS_MAX 10000                 /* true settles of one session */
+#define UT_TUNE_LABELS_FILE_MAX_BYTES (1u << 20) /* a <session>.labels sidecar file */
+#define UT_TUNE_SETTLE_WINDOW_MS 2000            /* a true settle without a stable mark this soon after it is missed */
+#define UT_TUNE_SVG_STEP_MS 20                   /* the plotted intensity is sampled this often... */
+#define UT_TUNE_SVG_SAMPLES_MAX 20000            /* ...unless that makes more samples: then evenly over the session */
+
 /* ---- Daemon (src/daemon; uitraild) ---- */
 #define UT_CONN_MAX_DEFAULT 4096             /* open connections, all listeners (--max-connections) */
 #define UT_CONN_MAX_LIMIT 1000000            /* the highest --max-connections accepted */
@@ -112,5 +125,16 @@
 #define UT_TOKEN_MAX_BYTES 256                /* a configured token (--token-file) */
 #define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
 #define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
+/* WebSocket ingest (protocol §3; src/daemon/ws.c) and the --demo files (src/daemon/static.c). */
+#define UT_WS_MESSAGE_MAX_BYTES UT_FRAME_MAX_BYTES /* one WebSocket message, all its frames (closed with 1009 above) */
+#define UT_WS_CLOSE_REASON_MAX_BYTES 123      /* reason of a close frame: 125-byte control payload minus the code */
+#define UT_ALLOW_ORIGINS_MAX 32               /* --allow-origin entries */
+#define UT_ORIGIN_MAX_BYTES 256               /* one --allow-origin value */
+#define UT_STATIC_FILE_MAX_BYTES (4u << 20)   /* one file served under /demo/ or /sender/ */
+#define UT_STATIC_PATH_MAX_BYTES 1024         /* the decoded path of such a request */
+/* Recording in the daemon (src/daemon/record.c; --record). */
+#define UT_REC_OPEN_FILES_DEFAULT 1024        /* recording files open at once (--record-max-files) */
+#define UT_REC_OPEN_FILES_MAX 65536           /* the highest --record-max-files accepted */
+#define UT_REC_NAME_SUFFIX_MAX 999            /* name taken: <time>.1-<tab> ... <time>.999-<tab> are tried */
 
 #endif

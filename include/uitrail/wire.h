@@ -48,6 +48,24 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d);
 ut_status ut_fwd_decoder_feed(ut_fwd_decoder *d, const void *data, size_t len,
                               const ut_fwd_sink *sink);
 
+/* Ground truth for `uitrail tune` (issue 6): the entry
+ *     ["uitrail.label", time, {"tab": T, "settled": true}]
+ * says that the page of tab T truly settled at `time`. Labels travel in
+ * labelled sessions and recordings; they are not events. */
+#define UT_LABEL_TAG "uitrail.label"
+
+/* Receives one settled label: its tab (cleaned like an event's tab) and
+ * time. Pointers live for the call only. */
+typedef void (*ut_fwd_label_fn)(void *ud, ut_str tab, int64_t time_us);
+
+/* Makes `d` report labels to `fn` (NULL, the default: labels are counted
+ * through on_ignored like any tag that is not an event). With a hook, a
+ * label whose record is not a map, lacks "tab" or "settled", has them of
+ * the wrong type, an empty or too long tab, or a bad time is rejected
+ * through the sink's on_reject; a label whose "settled" is false goes to
+ * on_ignored. Other record keys are ignored. */
+void ut_fwd_decoder_set_label_fn(ut_fwd_decoder *d, ut_fwd_label_fn fn, void *ud);
+
 /* Bytes held for an incomplete message (0 at a clean message boundary). */
 size_t ut_fwd_decoder_pending(const ut_fwd_decoder *d);
 /* The last protocol error ("array of 268435456 elements exceeds 4096 at

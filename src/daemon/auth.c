@@ -14,11 +14,14 @@
 
 #include "uitrail/daemon.h"
 
-static ut_status read_token_file(ut__daemon *d, const char *path, char *err, size_t errlen)
+/* Reads a token of 1 to UT_TOKEN_MAX_BYTES printable ASCII bytes from the
+ * file `path` (given with --`option`) into `out` (NUL-terminated). */
+static ut_status read_token_file(const char *path, const char *option, char *out,
+                                 size_t *out_len, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "--token-file %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(errno));
         return UT_EINVAL;
     }
     char buf[UT_TOKEN_MAX_BYTES + 2];
@@ -26,33 +29,35 @@ static ut_status read_token_file(ut__daemon *d, const char *path, char *err, siz
     int saved = errno;
     close(fd);
     if (n < 0) {
-        snprintf(err, errlen, "--token-file %s: %s", path, strerror(saved));
+        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(saved));
         return UT_EINVAL;
     }
     size_t len = (size_t)n;
     while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
         len--;
     if (len == 0 || len > UT_TOKEN_MAX_BYTES) {
-        snprintf(err, errlen, "--token-file %s: the token must be 1 to %d bytes on one line", path,
-                 UT_TOKEN_MAX_BYTES);
+        snprintf(err, errlen, "--%s %s: the token must be 1 to %d bytes on one line", option,
+                 path, UT_TOKEN_MAX_BYTES);
         return UT_EINVAL;
     }
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)buf[i];
         if (ch <= 0x20 || ch >= 0x7f) {
             snprintf(err, errlen,
-                     "--token-file %s: the token may hold only printable ASCII without spaces",
+                     "--%s %s: the token may hold only printable ASCII without spaces", option,
                      path);
             return UT_EINVAL;
         }
     }
-    memcpy(d->token, buf, len);
-    d->token[len] = '\0';
-    d->token_len = len;
+    memcpy(out, buf, len);
+    out[len] = '\0';
+    *out_len = len;
+    OPENSSL_cleanse(buf, sizeof buf);
     return UT_OK;
 }
 
-static ut_status generate_token(ut__daemon *d, char *err, size_t errlen)
+/* Writes 2 * UT_TOKEN_RANDOM_BYTES random hex digits and a NUL into `out`. */
+static ut_status generate_token(char *out, size_t *out_len, char *err, size_t errlen)
 {
     unsigned char raw[UT_TOKEN_RANDOM_BYTES];
     size_t got = 0;
@@ -68,19 +73,58 @@ static ut_status generate_token(ut__daemon *d, char *err, size_t errlen)
     }
     static const char hex[] = "0123456789abcdef";
     for (size_t i = 0; i < sizeof raw; i++) {
-        d->token[2 * i] = hex[raw[i] >> 4];
-        d->token[2 * i + 1] = hex[raw[i] & 15];
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
     }
-    d->token_len = 2 * sizeof raw;
-    d->token[d->token_len] = '\0';
+    *out_len = 2 * sizeof raw;
+    out[*out_len] = '\0';
+    OPENSSL_cleanse(raw, sizeof raw);
+    return UT_OK;
+}
+
+/* Whether every byte of `token` may stand in a WebSocket subprotocol name
+ * (an RFC 7230 token): browsers refuse to open a socket with any other. */
+static bool token_is_subprotocol_safe(const char *token)
+{
+    for (const char *p = token; *p; p++) {
+        if (!strchr("!#$%&'*+-.^_`|~", *p) && !(*p >= '0' && *p <= '9') &&
+            !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z'))
+            return false;
+    }
+    return true;
+}
+
+/* Loads the ingest token (--ingest-token-file) and, with --demo, makes the
+ * demo token. */
+static ut_status load_ingest_and_demo_tokens(ut__daemon *d, char *err, size_t errlen)
+{
+    const char *path = d->settings.ingest_token_file;
+    if (path) {
+        ut_status st = read_token_file(path, "ingest-token-file", d->ingest_token,
+                                       &d->ingest_token_len, err, errlen);
+        if (st != UT_OK)
+            return st;
+        if (!token_is_subprotocol_safe(d->ingest_token)) {
+            snprintf(err, errlen,
+                     "--ingest-token-file %s: the token travels in Sec-WebSocket-Protocol, so it "
+                     "may hold only letters, digits and !#$%%&'*+-.^_`|~",
+                     path);
+            return UT_EINVAL;
+        }
+    }
+    if (d->settings.demo)
+        return generate_token(d->demo_token, &d->demo_token_len, err, errlen);
     return UT_OK;
 }
 
 ut_status ut__auth_init(ut__daemon *d, char *err, size_t errlen)
 {
     ut_status st = d->settings.token_file
-                       ? read_token_file(d, d->settings.token_file, err, errlen)
-                       : generate_token(d, err, errlen);
+                       ? read_token_file(d->settings.token_file, "token-file", d->token,
+                                         &d->token_len, err, errlen)
+                       : generate_token(d->token, &d->token_len, err, errlen);
+    if (st == UT_OK)
+        st = load_ingest_and_demo_tokens(d, err, errlen);
     if (st != UT_OK)
         return st;
 
@@ -122,8 +166,27 @@ void ut__auth_cleanup(ut__daemon *d)
         ut_free(d->token_path);
         d->token_path = NULL;
     }
-    /* The token must not outlive the daemon in memory either. */
+    /* The tokens must not outlive the daemon in memory either. */
     OPENSSL_cleanse(d->token, sizeof d->token);
+    OPENSSL_cleanse(d->ingest_token, sizeof d->ingest_token);
+    OPENSSL_cleanse(d->demo_token, sizeof d->demo_token);
+}
+
+/* Compares a token in constant time; its length is not secret. */
+static bool token_equal(ut_str given, const char *token, size_t token_len)
+{
+    return token_len > 0 && given.len == token_len &&
+           CRYPTO_memcmp(given.ptr, token, token_len) == 0;
+}
+
+bool ut__auth_ingest_token_ok(const ut__daemon *d, ut_str given)
+{
+    return token_equal(given, d->ingest_token, d->ingest_token_len);
+}
+
+bool ut__auth_demo_token_ok(const ut__daemon *d, ut_str given)
+{
+    return d->settings.demo && token_equal(given, d->demo_token, d->demo_token_len);
 }
 
 bool ut__auth_bearer_ok(const ut__daemon *d, ut_str authorization)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "uitrail/daemon.h"
 
@@ -27,7 +28,9 @@ typedef enum opt_kind {
     OPT_LOG_LEVEL,
     OPT_UID_LIST, /* repeatable */
     OPT_REDACT,   /* repeatable */
+    OPT_ORIGIN_LIST, /* repeatable */
     OPT_STAB_MODEL,
+    OPT_FSYNC,
     OPT_HELP,
     OPT_VERSION,
 } opt_kind;
@@ -89,6 +92,26 @@ static const opt_desc options[] = {
      "quiet time after the last significant mutation before a stable mark"},
     {"stab-busy-cap-ms", OPT_UINT, S(engine.stab.busy_cap_ms), 0, 600000, false, "MS",
      "a loading indicator stops blocking a stable mark after MS"},
+    {"record", OPT_STRING, S(record_dir), 0, 0, false, "DIR",
+     "record each tab's events, after redaction, to DIR/<time>-<tab>.uitrail (created 0700)"},
+    {"record-frame-bytes", OPT_UINT, S(record_frame_bytes), UT_REC_FRAME_CUT_MIN_BYTES,
+     UT_REC_FRAME_CUT_MAX_BYTES, false, "N", "cut a recording frame at N bytes of content (default 65536)"},
+    {"record-frame-ms", OPT_UINT, S(record_frame_ms), UT_REC_FRAME_INTERVAL_MIN_MS,
+     UT_REC_FRAME_INTERVAL_MAX_MS, false, "MS",
+     "... or when its first event is MS old: at most this much is lost in a crash (default 1000)"},
+    {"record-max-files", OPT_UINT, S(record_max_files), 1, UT_REC_OPEN_FILES_MAX, false, "N",
+     "recording files open at once; beyond, the least recently written is closed (default 1024)"},
+    {"fsync", OPT_FSYNC, S(fsync), 0, 0, false, "never|frame",
+     "fdatasync each recording frame (frame) or leave it to the kernel (never, default)"},
+    {"allow-origin", OPT_ORIGIN_LIST, S(allow_origins), 0, 0, false, "ORIGIN",
+     "also accept the WebSocket ingest from pages of ORIGIN, e.g. http://localhost:3000 "
+     "(repeatable; the daemon's own origin is always accepted)"},
+    {"ingest-token-file", OPT_STRING, S(ingest_token_file), 0, 0, false, "FILE",
+     "require the token in FILE for the WebSocket ingest (subprotocol uitrail.token.TOKEN)"},
+    {"demo", OPT_BOOL, S(demo), 0, 0, false, NULL,
+     "serve the demo app under /demo/ and a read-only demo token (for development only)"},
+    {"demo-root", OPT_STRING, S(demo_root), 0, 0, false, "DIR",
+     "the source tree holding fixtures/demo and tools/sender (default: found from the executable)"},
     {"help", OPT_HELP, 0, 0, 0, false, NULL, "print this help and exit"},
     {"version", OPT_VERSION, 0, 0, 0, false, NULL, "print the version and exit"},
 };
@@ -218,6 +241,33 @@ static ut_status parse_bool(const char *value, bool *out)
     return UT_EINVAL;
 }
 
+/* Whether `value` is an origin as browsers serialize it in the Origin
+ * header: a scheme, "://", a host and an optional port, nothing after. A
+ * path or a trailing slash would never match a browser's Origin, so it is
+ * refused here instead of failing silently later. */
+static bool origin_valid(const char *value)
+{
+    size_t len = strlen(value);
+    const char *host;
+    if (len > UT_ORIGIN_MAX_BYTES)
+        return false;
+    if (strncmp(value, "http://", 7) == 0)
+        host = value + 7;
+    else if (strncmp(value, "https://", 8) == 0)
+        host = value + 8;
+    else
+        return false;
+    if (!*host)
+        return false;
+    for (const char *p = host; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch <= 0x20 || ch >= 0x7f || ch == '/' || ch == '?' || ch == '#' || ch == '@' ||
+            ch == '\\')
+            return false;
+    }
+    return true;
+}
+
 /* Sets option `o` from its text `value`. `fresh_list` empties a repeatable
  * option's list first (the command line replaces the file's list). */
 static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *value,
@@ -300,6 +350,28 @@ static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *va
             return UT_ENOMEM;
         s->n_redact++;
         break;
+    case OPT_ORIGIN_LIST:
+        if (fresh_list) {
+            for (size_t i = 0; i < s->n_allow_origins; i++)
+                ut_free(s->allow_origins[i]);
+            s->n_allow_origins = 0;
+        }
+        if (!origin_valid(value)) {
+            snprintf(err, errlen,
+                     "--allow-origin %s: expected an origin as a browser sends it, "
+                     "http://HOST[:PORT] or https://HOST[:PORT], without a path (at most %d bytes)",
+                     value, UT_ORIGIN_MAX_BYTES);
+            return UT_EINVAL;
+        }
+        if (s->n_allow_origins == UT_ALLOW_ORIGINS_MAX) {
+            snprintf(err, errlen, "--allow-origin: at most %d origins", UT_ALLOW_ORIGINS_MAX);
+            return UT_ELIMIT;
+        }
+        s->allow_origins[s->n_allow_origins] = ut_strndup(value, strlen(value));
+        if (!s->allow_origins[s->n_allow_origins])
+            return UT_ENOMEM;
+        s->n_allow_origins++;
+        break;
     case OPT_STAB_MODEL:
         if (strcmp(value, "uitrail") == 0)
             s->engine.stab.model = UT_STAB_MODEL_UITRAIL;
@@ -307,6 +379,16 @@ static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *va
             s->engine.stab.model = UT_STAB_MODEL_DOMQUAKE;
         else {
             snprintf(err, errlen, "--stab-model %s: expected uitrail or domquake", value);
+            return UT_EINVAL;
+        }
+        break;
+    case OPT_FSYNC:
+        if (strcmp(value, "never") == 0)
+            s->fsync = UT__FSYNC_NEVER;
+        else if (strcmp(value, "frame") == 0)
+            s->fsync = UT__FSYNC_FRAME;
+        else {
+            snprintf(err, errlen, "--fsync %s: expected never or frame", value);
             return UT_EINVAL;
         }
         break;
@@ -327,6 +409,10 @@ static void settings_defaults(ut__settings *s)
     s->log_level = UT__LOG_INFO;
     s->header_timeout_ms = UT_HTTP_HEADER_TIMEOUT_MS;
     s->idle_timeout_ms = UT_CONN_IDLE_TIMEOUT_MS;
+    s->record_frame_bytes = UT_REC_FRAME_CUT_DEFAULT_BYTES;
+    s->record_frame_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
+    s->record_max_files = UT_REC_OPEN_FILES_DEFAULT;
+    s->fsync = UT__FSYNC_NEVER;
     char unused[8];
     ut__parse_tcp_addr(UT_HTTP_TCP_DEFAULT, "http", &s->http_tcp, unused, sizeof unused);
 }
@@ -336,6 +422,11 @@ void ut__settings_free(ut__settings *s)
     ut_free(s->config_path);
     ut_free(s->runtime_dir);
     ut_free(s->token_file);
+    ut_free(s->ingest_token_file);
+    ut_free(s->demo_root);
+    for (size_t i = 0; i < s->n_allow_origins; i++)
+        ut_free(s->allow_origins[i]);
+    ut_free(s->record_dir);
     for (size_t i = 0; i < s->n_redact; i++)
         ut_free(s->redact[i]);
     memset(s, 0, sizeof *s);
@@ -388,6 +479,37 @@ static ut_status load_file(ut__settings *s, const char *path, char *err, size_t 
         snprintf(err, errlen, "--config %s, line %d: %s", path, rc,
                  ctx.failed ? why : "expected 'name = value'");
         return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+/* Makes settings.demo_root the absolute path of the tree the demo is
+ * served from, checking that it holds the demo: a wrong --demo-root fails
+ * at start, not at the first page load. */
+static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
+{
+    char resolved[PATH_MAX];
+    if (s->demo_root) {
+        if (!realpath(s->demo_root, resolved)) {
+            snprintf(err, errlen, "--demo-root %s: %s", s->demo_root, strerror(errno));
+            return UT_EINVAL;
+        }
+        char probe[PATH_MAX + 64];
+        snprintf(probe, sizeof probe, "%s/fixtures/demo/index.html", resolved);
+        if (access(probe, R_OK) != 0) {
+            snprintf(err, errlen,
+                     "--demo-root %s: no fixtures/demo/index.html there: give the uitrail source tree",
+                     s->demo_root);
+            return UT_EINVAL;
+        }
+    } else {
+        ut_status st = ut__static_find_root(resolved, sizeof resolved, err, errlen);
+        if (st != UT_OK)
+            return st;
+    }
+    if (set_string(&s->demo_root, resolved) != UT_OK) {
+        snprintf(err, errlen, "out of memory");
+        return UT_ENOMEM;
     }
     return UT_OK;
 }
@@ -465,6 +587,8 @@ ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_ac
             goto fail;
         }
     }
+    if (out->demo && (st = resolve_demo_root(out, err, errlen)) != UT_OK)
+        goto fail;
     out->engine.redact_patterns = (const char *const *)out->redact;
     out->engine.n_redact_patterns = out->n_redact;
     return UT_OK;
@@ -532,9 +656,18 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
         if (!s->n_redact)
             snprintf(buf, len, "(none)");
         break;
+    case OPT_ORIGIN_LIST:
+        for (size_t i = 0; i < s->n_allow_origins && n < len; i++)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "", s->allow_origins[i]);
+        if (!s->n_allow_origins)
+            snprintf(buf, len, "(none)");
+        break;
     case OPT_STAB_MODEL:
         snprintf(buf, len, "%s",
                  *(const ut_stab_model *)p == UT_STAB_MODEL_DOMQUAKE ? "domquake" : "uitrail");
+        break;
+    case OPT_FSYNC:
+        snprintf(buf, len, "%s", *(const ut__fsync_policy *)p == UT__FSYNC_FRAME ? "frame" : "never");
         break;
     case OPT_CONFIG:
     case OPT_HELP:

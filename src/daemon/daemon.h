@@ -12,8 +12,13 @@
  *   routes.c    the HTTP endpoints
  *   notify.c    engine observer: event streams (SSE), stable waiters, the
  *               engine timer
+ *   ws.c        WebSocket ingest (protocol §3): handshake, origin and token
+ *               checks, framing through libwslay, acks
+ *   static.c    --demo: the demo app, the sender and /demo/config.json
  *   auth.c      token and peer credentials
  *   metrics.c   counters and the Prometheus text
+ *   record.c    --record: one recording file per tab, frame flushes, acks
+ *               held until their frame is written
  *
  * Everything runs on one libuv loop thread; nothing here is thread-safe. */
 #ifndef UT_DAEMON_H
@@ -27,10 +32,12 @@
 #include "uitrail/common.h"
 #include "uitrail/engine.h"
 #include "uitrail/limits.h"
+#include "uitrail/record.h"
 #include "uitrail/wire.h"
 
 typedef struct ut__daemon ut__daemon;
 typedef struct ut__conn ut__conn;
+typedef struct ut__ws ut__ws;
 
 /* ---- log.c ---- */
 
@@ -57,6 +64,13 @@ void ut__sanitize(const void *data, size_t len, char *out, size_t outlen);
 
 /* ---- config.c ---- */
 
+/* When a recording file is fsync'ed (--fsync). */
+typedef enum ut__fsync_policy {
+    UT__FSYNC_NEVER, /* the kernel writes back when it likes: a crash of the daemon loses nothing
+                        written, a crash of the machine may */
+    UT__FSYNC_FRAME, /* fdatasync after every frame: each acked event is on disk */
+} ut__fsync_policy;
+
 /* A loopback TCP listening address; `enabled` false for "off". */
 typedef struct ut__tcp_addr {
     bool enabled;
@@ -80,6 +94,19 @@ typedef struct ut__settings {
     ut_config engine;
     char *redact[UT_REDACT_PATTERNS_MAX];
     size_t n_redact;
+    /* Origins besides the daemon's own that may open the WebSocket ingest
+     * (--allow-origin), as "scheme://host[:port]". */
+    char *allow_origins[UT_ALLOW_ORIGINS_MAX];
+    size_t n_allow_origins;
+    char *ingest_token_file; /* --ingest-token-file, NULL: no ingest token */
+    bool demo;               /* --demo: serve the demo app and its config */
+    char *demo_root;         /* the source tree holding fixtures/demo and tools/sender (absolute) */
+    /* Recording (record.c); record_dir NULL: off. */
+    char *record_dir;
+    uint32_t record_frame_bytes;
+    uint32_t record_frame_ms;
+    uint32_t record_max_files;
+    ut__fsync_policy fsync;
 } ut__settings;
 
 /* What ut__settings_load found on the command line besides settings. */
@@ -121,10 +148,17 @@ typedef struct ut__metrics {
     uint64_t bytes_out;
     uint64_t http_requests;
     uint64_t acks;
+    uint64_t ws_upgrades;          /* WebSocket ingest connections accepted */
+    uint64_t ws_refused;           /* upgrades refused: origin, token, subprotocol, malformed */
     uint64_t trace_requests;
     uint64_t trace_latency_buckets[UT__LATENCY_BUCKETS]; /* cumulative at render time */
     uint64_t trace_latency_count;
     uint64_t trace_latency_sum_ns;
+    uint64_t record_events;        /* events queued into a recording */
+    uint64_t record_frames;        /* frames written whole */
+    uint64_t record_bytes;         /* compressed bytes written */
+    uint64_t record_files;         /* recording files created */
+    uint64_t record_errors;        /* failed opens, writes, fsyncs; events not recordable */
 } ut__metrics;
 
 void ut__metrics_trace_latency(ut__metrics *m, uint64_t ns);
@@ -146,6 +180,11 @@ bool ut__auth_bearer_ok(const ut__daemon *d, ut_str authorization);
 bool ut__auth_peer_ok(const ut__daemon *d, uv_stream_t *stream, uid_t *uid);
 /* Whether `uid` is the daemon's own or one of --allow-uid. */
 bool ut__auth_uid_allowed(const ut__daemon *d, uid_t uid);
+/* Whether `given` is the ingest token (--ingest-token-file), compared in
+ * constant time. False when no ingest token is configured. */
+bool ut__auth_ingest_token_ok(const ut__daemon *d, ut_str given);
+/* Whether `given` is the read-only demo token; false without --demo. */
+bool ut__auth_demo_token_ok(const ut__daemon *d, ut_str given);
 
 /* ---- listen.c ---- */
 
@@ -200,11 +239,24 @@ typedef enum ut__route {
     UT__ROUTE_STABLE,
     UT__ROUTE_EVENTS,
     UT__ROUTE_INGEST,
+    UT__ROUTE_WEBSOCKET,   /* GET /v1/ingest with Upgrade: websocket */
+    UT__ROUTE_DEMO_FILE,   /* --demo: GET /demo/..., /sender/... */
+    UT__ROUTE_DEMO_CONFIG, /* --demo: GET /demo/config.json */
 } ut__route;
 
 typedef enum ut__body_kind { UT__BODY_NONE, UT__BODY_MSGPACK, UT__BODY_JSON } ut__body_kind;
 
-typedef enum ut__header { UT__HDR_OTHER, UT__HDR_AUTHORIZATION, UT__HDR_CONTENT_TYPE } ut__header;
+typedef enum ut__header {
+    UT__HDR_OTHER,
+    UT__HDR_AUTHORIZATION,
+    UT__HDR_CONTENT_TYPE,
+    UT__HDR_HOST,
+    UT__HDR_ORIGIN,
+    UT__HDR_UPGRADE,
+    UT__HDR_WS_KEY,
+    UT__HDR_WS_VERSION,
+    UT__HDR_WS_PROTOCOL, /* repeated lines are joined with ", " */
+} ut__header;
 
 /* Counts of one ingest unit (an HTTP body; a connection's lifetime). */
 typedef struct ut__ingest_counts {
@@ -220,6 +272,12 @@ typedef struct ut__http_req {
     ut_buf url;
     ut_buf auth;
     ut_buf content_type;
+    ut_buf host;
+    ut_buf origin;
+    ut_buf upgrade;
+    ut_buf ws_key;
+    ut_buf ws_version;
+    ut_buf ws_protocol;
     ut_buf header_name;     /* the header whose value is arriving */
     ut__header header;      /* which header that value belongs to */
     bool in_value;
@@ -268,13 +326,14 @@ struct ut__conn {
     uint64_t bytes_in;
 
     /* Ingest. */
-    ut_fwd_decoder *decoder;
+    ut_fwd_decoder *decoder;        /* also a WebSocket's, once upgraded */
     size_t last_pending;            /* decoder bytes pending after the last read */
 
     /* HTTP. */
     http_parser parser;
     ut__http_req req;
     ut__http_mode mode;
+    ut__ws *ws;                     /* after a WebSocket upgrade: all input is ingest */
     bool keep_alive;
     char *stream_tab;               /* event stream filter; NULL: every tab */
     ut_buf wait_tab;                /* the tab a stable wait is on */
@@ -358,6 +417,37 @@ void ut__routes_dispatch(ut__conn *c);
 /* Writes the stable-wait answer for the connection's tab. */
 void ut__routes_stable_answer(ut__conn *c);
 
+/* ---- ws.c ---- */
+
+/* Answers GET /v1/ingest with Upgrade: websocket: checks the origin, the
+ * tokens, the subprotocol and the handshake headers, then answers 101 and
+ * makes `c` a WebSocket ingest connection, or answers an error and closes. */
+void ut__ws_upgrade(ut__conn *c);
+/* Feeds bytes read from an upgraded connection to its WebSocket. */
+void ut__ws_read(ut__conn *c, const char *data, size_t len);
+/* Sends {"ack": chunk} to a WebSocket peer (ingest.c's ack, once every
+ * event of the message is applied and recorded). */
+void ut__ws_send_ack(ut__conn *c, ut_str chunk);
+/* Frees the WebSocket state of `c` (from its final close). */
+void ut__ws_free(ut__conn *c);
+/* Whether `origin` ("http://127.0.0.1:7317") is the daemon's own HTTP
+ * origin or one of --allow-origin. */
+bool ut__ws_origin_allowed(const ut__daemon *d, ut_str origin);
+/* Whether the request's Host header names the daemon's own TCP listener
+ * (always true over the Unix socket): a guard against DNS rebinding. */
+bool ut__ws_host_is_own(const ut__conn *c);
+
+/* ---- static.c ---- */
+
+/* Serves GET /demo/... and /sender/... from the --demo root. */
+void ut__static_serve(ut__conn *c);
+/* Serves GET /demo/config.json. */
+void ut__static_demo_config(ut__conn *c);
+/* Finds the source tree for --demo when --demo-root is not given: the
+ * directory above the executable that holds fixtures/demo/index.html.
+ * Writes its absolute path into `out`. */
+ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen);
+
 /* ---- notify.c ---- */
 
 /* Installs the engine observer that feeds event streams and waiters. */
@@ -377,6 +467,47 @@ void ut__notify_defer_resume(ut__conn *c);
 /* Wall clock in microseconds since the epoch (the events' rt_us). */
 int64_t ut__wall_us(void);
 
+/* ---- record.c ---- */
+
+typedef struct ut__rec_file ut__rec_file;
+
+/* The recorder: one writer and one open file per recorded tab, found by a
+ * hash of the tab id. Open files are also on a list, most recently written
+ * first, so that the least recently written is closed beyond
+ * --record-max-files; files with events since the last ack are on a
+ * second list, flushed before the ack is sent. One timer, armed at the
+ * earliest frame deadline, cuts frames by age. */
+typedef struct ut__recorder {
+    bool enabled;
+    int dir_fd;
+    ut_rec_writer_opts opts;
+    ut__rec_file **buckets;   /* every tab with an open file or a stopped recording */
+    size_t n_buckets;         /* a power of two */
+    size_t n_entries;
+    ut__rec_file *lru_head, *lru_tail; /* open files, most recently written first */
+    size_t n_open;
+    ut__rec_file *touched;    /* open files written since the last ack */
+    uv_timer_t timer;
+    int64_t timer_due;        /* wall-clock µs the timer is armed for; INT64_MAX: idle */
+    ut_buf name;              /* a file name being built */
+} ut__recorder;
+
+/* Starts recording when --record is set: creates the directory (0700) if
+ * it is missing and opens it. UT_EIO with the reason in `err` otherwise.
+ * Needs the loop (the flush timer). */
+ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen);
+/* Records one event, as applied after redaction (the engine's
+ * on_applied). Never fails the event: a recording error stops recording
+ * for that tab, is logged and counted. */
+void ut__record_event(ut__daemon *d, const ut_event *ev);
+/* The tab was closed or evicted: its file is flushed and closed. */
+void ut__record_tab_gone(ut__daemon *d, ut_str tab);
+/* Writes the pending frame of every file that took events since the last
+ * call: called before an ack goes out, so that an ack means written. */
+void ut__record_sync(ut__daemon *d);
+/* Flushes and closes every file (shutdown). */
+void ut__record_stop(ut__daemon *d);
+
 /* ---- the daemon ---- */
 
 struct ut__daemon {
@@ -393,6 +524,10 @@ struct ut__daemon {
     uv_timer_t kick;            /* deferred work on the next loop turn */
     char token[UT_TOKEN_MAX_BYTES + 1];
     size_t token_len;
+    char ingest_token[UT_TOKEN_MAX_BYTES + 1]; /* empty: none configured */
+    size_t ingest_token_len;
+    char demo_token[2 * UT_TOKEN_RANDOM_BYTES + 1]; /* --demo only */
+    size_t demo_token_len;
     char *token_path;
     uid_t uid;
 
@@ -413,6 +548,7 @@ struct ut__daemon {
     ut_buf sse;                 /* an event-stream message being assembled */
     ut_buf sse_json;            /* its payload */
 
+    ut__recorder rec;
     ut__metrics m;
     bool stopping;
 };

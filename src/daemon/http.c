@@ -25,11 +25,13 @@ const char *ut__http_reason_phrase(int status)
     case 202: return "Accepted";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 426: return "Upgrade Required";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -108,6 +110,12 @@ static int on_message_begin(http_parser *p)
     ut_buf_reset(&r->url);
     ut_buf_reset(&r->auth);
     ut_buf_reset(&r->content_type);
+    ut_buf_reset(&r->host);
+    ut_buf_reset(&r->origin);
+    ut_buf_reset(&r->upgrade);
+    ut_buf_reset(&r->ws_key);
+    ut_buf_reset(&r->ws_version);
+    ut_buf_reset(&r->ws_protocol);
     ut_buf_reset(&r->header_name);
     ut_buf_reset(&r->body);
     r->header = UT__HDR_OTHER;
@@ -156,6 +164,12 @@ static ut_buf *header_slot(ut__http_req *r)
     switch (r->header) {
     case UT__HDR_AUTHORIZATION: return &r->auth;
     case UT__HDR_CONTENT_TYPE: return &r->content_type;
+    case UT__HDR_HOST: return &r->host;
+    case UT__HDR_ORIGIN: return &r->origin;
+    case UT__HDR_UPGRADE: return &r->upgrade;
+    case UT__HDR_WS_KEY: return &r->ws_key;
+    case UT__HDR_WS_VERSION: return &r->ws_version;
+    case UT__HDR_WS_PROTOCOL: return &r->ws_protocol;
     case UT__HDR_OTHER: break;
     }
     return NULL;
@@ -177,6 +191,28 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
     return 0;
 }
 
+static ut__header header_kind(ut_str name)
+{
+    static const struct {
+        const char *name;
+        ut__header kind;
+    } known[] = {
+        {"authorization", UT__HDR_AUTHORIZATION},
+        {"content-type", UT__HDR_CONTENT_TYPE},
+        {"host", UT__HDR_HOST},
+        {"origin", UT__HDR_ORIGIN},
+        {"upgrade", UT__HDR_UPGRADE},
+        {"sec-websocket-key", UT__HDR_WS_KEY},
+        {"sec-websocket-version", UT__HDR_WS_VERSION},
+        {"sec-websocket-protocol", UT__HDR_WS_PROTOCOL},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (name.len == strlen(known[i].name) && strncasecmp(name.ptr, known[i].name, name.len) == 0)
+            return known[i].kind;
+    }
+    return UT__HDR_OTHER;
+}
+
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
     ut__conn *c = p->data;
@@ -185,15 +221,13 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
         return 1;
     if (!r->in_value) {
         r->in_value = true;
-        ut_str name = ut_buf_str(&r->header_name);
-        if (name.len == 13 && strncasecmp(name.ptr, "authorization", 13) == 0)
-            r->header = UT__HDR_AUTHORIZATION;
-        else if (name.len == 12 && strncasecmp(name.ptr, "content-type", 12) == 0)
-            r->header = UT__HDR_CONTENT_TYPE;
-        else
-            r->header = UT__HDR_OTHER;
+        r->header = header_kind(ut_buf_str(&r->header_name));
         ut_buf *slot = header_slot(r);
-        if (slot)
+        /* Subprotocols may come as several header lines: they form one
+         * list (RFC 6455 4.1). Other headers keep their last line. */
+        if (slot && r->header == UT__HDR_WS_PROTOCOL && slot->len > 0)
+            ut_buf_append_cstr(slot, ", ");
+        else if (slot)
             ut_buf_reset(slot);
     }
     ut_buf *slot = header_slot(r);
@@ -225,8 +259,17 @@ static int on_body(http_parser *p, const char *at, size_t len)
     ut__conn *c = p->data;
     if (c->state != UT__CONN_OPEN)
         return 1;
-    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_body_idle);
+    /* The idle timeout armed at the end of the headers is not renewed by
+     * each byte: a body trickled a byte at a time would hold the
+     * connection forever. As on an ingest connection, it is renewed when
+     * the body completes a Forward message; a JSON body, held whole, must
+     * arrive whole within it. */
+    ut_fwd_decoder *dec = c->req.decoder;
+    size_t held = dec ? ut_fwd_decoder_pending(dec) : 0;
     ut__routes_body(c, at, len);
+    if (c->state == UT__CONN_OPEN && dec && c->req.decoder == dec &&
+        ut_fwd_decoder_pending(dec) < held + len)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_body_idle);
     return c->state == UT__CONN_OPEN ? 0 : 1;
 }
 
@@ -277,6 +320,17 @@ static size_t http_parse(ut__conn *c, const char *data, size_t len)
         enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
         if (err == HPE_PAUSED) {
             http_parser_pause(&c->parser, 0);
+            if (c->parser.upgrade) {
+                /* The bytes after an upgrade request are in another
+                 * protocol. After a WebSocket handshake they are the
+                 * socket's first frames; after any other answer (a refused
+                 * upgrade) the connection ends with that answer. */
+                if (c->ws && c->state == UT__CONN_OPEN)
+                    ut__ws_read(c, data + used, len - used);
+                else
+                    ut__conn_finish(c);
+                return len;
+            }
             continue;
         }
         if (err != HPE_OK) {
@@ -293,11 +347,6 @@ static size_t http_parse(ut__conn *c, const char *data, size_t len)
              * stopped at, to show what led to it. */
             size_t from = used > 16 ? used - 16 : 0;
             ut__conn_protocol_error(c, what, data + from, len - from);
-            break;
-        }
-        if (c->parser.upgrade) {
-            /* WebSocket ingest (protocol §3) is not served yet. */
-            ut__http_error(c, 501, "WebSocket ingest is not available in this version", true);
             break;
         }
     }
@@ -320,6 +369,10 @@ void ut__http_resume(ut__conn *c)
 
 void ut__http_read(ut__conn *c, const char *data, size_t len)
 {
+    if (c->ws) {
+        ut__ws_read(c, data, len);
+        return;
+    }
     if (c->in_pending.len > 0) {
         if (ut_buf_append(&c->in_pending, data, len) != UT_OK) {
             ut__conn_abort(c, "out of memory");
@@ -365,6 +418,12 @@ void ut__http_free(ut__conn *c)
     ut_buf_free(&r->url);
     ut_buf_free(&r->auth);
     ut_buf_free(&r->content_type);
+    ut_buf_free(&r->host);
+    ut_buf_free(&r->origin);
+    ut_buf_free(&r->upgrade);
+    ut_buf_free(&r->ws_key);
+    ut_buf_free(&r->ws_version);
+    ut_buf_free(&r->ws_protocol);
     ut_buf_free(&r->header_name);
     ut_buf_free(&r->body);
     ut_buf_free(&r->tab);
@@ -373,4 +432,5 @@ void ut__http_free(ut__conn *c)
     ut_buf_free(&c->wait_tab);
     ut_free(c->stream_tab);
     c->stream_tab = NULL;
+    ut__ws_free(c);
 }

@@ -77,8 +77,15 @@ static int pack_to_buf(void *data, const char *bytes, size_t len)
 static void sink_ack(void *ud, ut_str chunk)
 {
     ut__ingest_ctx *ctx = ud;
+    /* An ack promises that the events before it are kept: with --record,
+     * the frames holding them are written first. */
+    ut__record_sync(ctx->d);
     if (!ctx->ack_conn)
         return; /* an HTTP body is acknowledged by its response */
+    if (ctx->ack_conn->ws) {
+        ut__ws_send_ack(ctx->ack_conn, chunk); /* a WebSocket acks in a frame of its own */
+        return;
+    }
     ut_buf *out = &ctx->d->out;
     ut_buf_reset(out);
     msgpack_packer pk;

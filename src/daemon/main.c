@@ -30,6 +30,7 @@ static void shutdown_daemon(ut__daemon *d, const char *why)
     ut__log(UT__LOG_INFO, "shutting down (%s)", why);
     ut__listeners_stop(d);
     ut__conns_close_all(d);
+    ut__record_stop(d);
     ut__auth_cleanup(d);
     /* What is left: the signal handlers and the daemon's timers. */
     uv_walk(d->loop, close_any, NULL);
@@ -102,6 +103,9 @@ int main(int argc, char **argv)
 
     /* A peer that closes early must cost us a write error, not the process. */
     signal(SIGPIPE, SIG_IGN);
+    /* Likewise a recording past RLIMIT_FSIZE: write(2) fails with EFBIG and
+     * that tab's recording stops, the daemon goes on. */
+    signal(SIGXFSZ, SIG_IGN);
 
     if (ut__settings_load(argc, argv, &d->settings, &action, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
@@ -144,7 +148,7 @@ int main(int argc, char **argv)
     d->loop = &loop;
     ut__notify_init(d);
     int exit_code = 0;
-    if (ut__listeners_start(d, err, sizeof err) != UT_OK) {
+    if (ut__record_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
         exit_code = 1;
         shutdown_daemon(d, "start-up failed");

@@ -59,6 +59,11 @@ ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
             m->ignored);
     counter(out, "uitrail_events_lost_total", "Events lost because memory ran out.", m->lost_nomem);
     counter(out, "uitrail_acks_total", "Forward acks sent.", m->acks);
+    counter(out, "uitrail_websocket_upgrades_total", "WebSocket ingest connections accepted.",
+            m->ws_upgrades);
+    counter(out, "uitrail_websocket_refused_total",
+            "WebSocket upgrades refused (origin, token, subprotocol or a malformed handshake).",
+            m->ws_refused);
     family(out, "uitrail_protocol_errors_total", "counter",
            "Malformed input or a limit breach that closed a connection, by listener kind.");
     ut_buf_printf(out, "uitrail_protocol_errors_total{proto=\"forward\"} %llu\n",
@@ -94,6 +99,18 @@ ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
     counter(out, "uitrail_http_responses_total", "HTTP responses sent.", m->http_requests);
     counter(out, "uitrail_trace_requests_total", "GET /v1/tabs/{tab}/trace requests served.",
             m->trace_requests);
+
+    counter(out, "uitrail_record_events_total", "Events written into recordings (--record).",
+            m->record_events);
+    counter(out, "uitrail_record_frames_total", "Recording frames written.", m->record_frames);
+    counter(out, "uitrail_record_bytes_total", "Compressed bytes written to recordings.",
+            m->record_bytes);
+    counter(out, "uitrail_record_files_total", "Recording files created.", m->record_files);
+    gauge(out, "uitrail_record_files_open", "Recording files open.", d->rec.n_open);
+    counter(out, "uitrail_record_errors_total",
+            "Recording failures: a file that could not be created or written (that tab's recording "
+            "stops), or an event that could not be recorded.",
+            m->record_errors);
 
     family(out, "uitrail_trace_duration_seconds", "histogram",
            "Time to build a trace answer.");

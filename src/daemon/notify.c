@@ -239,6 +239,7 @@ static void on_kick(uv_timer_t *t)
 static void on_applied(void *ud, const ut_event *ev)
 {
     ut__daemon *d = ud;
+    ut__record_event(d, ev);
     if (!d->streams || !any_stream_wants(d, ev->tab))
         return;
     ut_buf *json = &d->sse_json;
@@ -254,15 +255,11 @@ static void on_mark(void *ud, ut_str tab, const ut_mark *m)
 {
     ut__daemon *d = ud;
     if (d->streams && any_stream_wants(d, tab)) {
+        /* The line `uitrail replay --format marks` prints, so that a live
+         * stream and a replay compare byte for byte. */
         ut_buf *json = &d->sse_json;
         ut_buf_reset(json);
-        ut_buf_append_cstr(json, "{\"tab\":");
-        ut_buf_append_json_str(json, tab);
-        ut_buf_printf(json, ",\"state\":\"%s\",\"time\":%lld,\"intensity\":%.4f,\"marks\":%llu,\"busy\":%u}",
-                      m->state == UT_PAGE_STABLE ? "stable" : "changing",
-                      (long long)(m->time_us / 1000), m->intensity,
-                      (unsigned long long)m->marks, m->busy);
-        if (!json->oom)
+        if (ut_mark_json(json, tab, m) == UT_OK)
             stream_send(d, tab, "mark", ut_buf_str(json));
     }
     if (m->state == UT_PAGE_STABLE && d->waiters)
@@ -295,6 +292,7 @@ static void on_tab_gone(void *ud, ut_str tab, bool evicted)
 {
     ut__daemon *d = ud;
     (void)evicted;
+    ut__record_tab_gone(d, tab);
     if (d->waiters)
         mark_waiters_due(d, tab);
 }

@@ -59,6 +59,12 @@ static bool path_is(ut_str path, const char *literal)
     return ut_str_eq_cstr(path, literal);
 }
 
+static bool path_starts(ut_str path, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return path.len >= n && memcmp(path.ptr, prefix, n) == 0;
+}
+
 void ut__routes_match(ut__conn *c)
 {
     ut__http_req *r = &c->req;
@@ -80,8 +86,17 @@ void ut__routes_match(ut__conn *c)
     } else if (path_is(path, "/v1/events")) {
         r->route = UT__ROUTE_EVENTS;
     } else if (path_is(path, "/v1/ingest")) {
-        r->route = UT__ROUTE_INGEST;
-        want = HTTP_POST;
+        if (c->parser.upgrade && c->parser.method == HTTP_GET) {
+            r->route = UT__ROUTE_WEBSOCKET;
+        } else {
+            r->route = UT__ROUTE_INGEST;
+            want = HTTP_POST;
+        }
+    } else if (c->d->settings.demo && path_is(path, "/demo/config.json")) {
+        r->route = UT__ROUTE_DEMO_CONFIG;
+    } else if (c->d->settings.demo && (path_is(path, "/demo") || path_starts(path, "/demo/") ||
+                                       path_starts(path, "/sender/"))) {
+        r->route = UT__ROUTE_DEMO_FILE;
     } else if (path.len > sizeof prefix - 1 && memcmp(path.ptr, prefix, sizeof prefix - 1) == 0) {
         ut_str rest = {path.ptr + sizeof prefix - 1, path.len - (sizeof prefix - 1)};
         const char *slash = memchr(rest.ptr, '/', rest.len);
@@ -103,7 +118,12 @@ void ut__routes_match(ut__conn *c)
     }
     if (r->route == UT__ROUTE_NONE) {
         set_error(c, 404, "no such endpoint: see GET /v1/tabs, /v1/tabs/{tab}/trace, "
-                          "/v1/tabs/{tab}/stable, /v1/events, /metrics, /healthz, POST /v1/ingest");
+                          "/v1/tabs/{tab}/stable, /v1/events, /metrics, /healthz, POST /v1/ingest, "
+                          "GET /v1/ingest (WebSocket)");
+        return;
+    }
+    if (c->parser.upgrade && r->route != UT__ROUTE_WEBSOCKET) {
+        set_error(c, 400, "only GET /v1/ingest can be upgraded, to a WebSocket");
         return;
     }
     if (c->parser.method != want) {
@@ -125,10 +145,36 @@ static bool media_type_is(ut_str value, const char *type)
     return value.len == n || value.ptr[n] == ';' || value.ptr[n] == ' ';
 }
 
+/* The value of the query parameter `token`, undecoded (tokens are hex). */
+static ut_str query_token(ut__conn *c);
+
+/* Whether the request may use the --demo read-only token instead of the
+ * bearer token: only the reads the demo's live panel needs. */
+static bool demo_token_allows(ut__conn *c)
+{
+    ut__route route = c->req.route;
+    if (route != UT__ROUTE_EVENTS && route != UT__ROUTE_TABS && route != UT__ROUTE_TRACE &&
+        route != UT__ROUTE_STABLE)
+        return false;
+    return ut__auth_demo_token_ok(c->d, query_token(c));
+}
+
 void ut__routes_headers(ut__conn *c)
 {
     ut__daemon *d = c->d;
     ut__http_req *r = &c->req;
+    if (r->route == UT__ROUTE_DEMO_FILE || r->route == UT__ROUTE_DEMO_CONFIG) {
+        /* The demo files are public (they hold nothing secret but the
+         * config's demo token, which a page of another origin cannot read
+         * without CORS); a Host that is not ours is a DNS-rebinding page
+         * posing as our origin. */
+        if (c->transport == UT__TRANSPORT_TCP && !ut__ws_host_is_own(c)) {
+            r->status = 0;
+            set_error(c, 403, "the Host header does not name this daemon: open the demo at its own "
+                              "address (http://127.0.0.1:PORT/demo/)");
+        }
+        return;
+    }
     if (r->route != UT__ROUTE_HEALTHZ) {
         if (c->transport == UT__TRANSPORT_UNIX && !ut__auth_uid_allowed(d, c->peer_uid)) {
             d->m.refused_peer++;
@@ -141,8 +187,10 @@ void ut__routes_headers(ut__conn *c)
                       (long)c->peer_uid, (long)c->peer_uid);
             return;
         }
-        if (c->transport == UT__TRANSPORT_TCP &&
-            !ut__auth_bearer_ok(d, ut_buf_str(&r->auth))) {
+        /* A WebSocket authenticates by its Origin or bearer token and the
+         * ingest token, in ws.c: a browser cannot send Authorization. */
+        if (c->transport == UT__TRANSPORT_TCP && r->route != UT__ROUTE_WEBSOCKET &&
+            !ut__auth_bearer_ok(d, ut_buf_str(&r->auth)) && !demo_token_allows(c)) {
             d->m.auth_failures++;
             r->status = 0;
             if (r->auth.len == 0)
@@ -312,6 +360,24 @@ static ut_str request_query(ut__conn *c)
     return url_part(c, &u, UF_QUERY);
 }
 
+static ut_str query_token(ut__conn *c)
+{
+    ut_str query = request_query(c);
+    query_param p;
+    while (next_param(&query, &p)) {
+        if (ut_str_eq_cstr(p.name, "token"))
+            return p.value;
+    }
+    return UT_STR_NULL;
+}
+
+/* With --demo, `token` is the demo token's parameter (checked with the
+ * headers), not one of the endpoint's own. */
+static bool is_demo_token_param(const ut__conn *c, const query_param *p)
+{
+    return c->d->settings.demo && ut_str_eq_cstr(p->name, "token");
+}
+
 /* Parses a whole decimal number in [0, max]. */
 static bool param_uint(ut_str value, uint64_t max, uint64_t *out)
 {
@@ -340,6 +406,8 @@ static void serve_trace(ut__conn *c)
     bool bad = false;
     while (!bad && next_param(&query, &p)) {
         uint64_t n;
+        if (is_demo_token_param(c, &p))
+            continue;
         if (!percent_decode(p.value, true, &value)) {
             set_error(c, 400, "malformed %%-escape in the query");
             bad = true;
@@ -436,6 +504,8 @@ static void serve_stable(ut__conn *c)
     ut_str query = request_query(c);
     query_param p;
     while (next_param(&query, &p)) {
+        if (is_demo_token_param(c, &p))
+            continue;
         if (!ut_str_eq_cstr(p.name, "wait_ms")) {
             ut__http_error(c, 400, "unknown parameter: use wait_ms", false);
             return;
@@ -470,6 +540,8 @@ static void serve_events(ut__conn *c)
     ut_buf tab = UT_BUF_INIT;
     bool have_tab = false;
     while (next_param(&query, &p)) {
+        if (is_demo_token_param(c, &p))
+            continue;
         if (!ut_str_eq_cstr(p.name, "tab") || !percent_decode(p.value, true, &tab) ||
             tab.len == 0 || tab.len > UT_SSE_TAB_FILTER_MAX_BYTES) {
             ut_buf_free(&tab);
@@ -552,6 +624,15 @@ void ut__routes_dispatch(ut__conn *c)
         break;
     case UT__ROUTE_INGEST:
         serve_ingest(c);
+        break;
+    case UT__ROUTE_WEBSOCKET:
+        ut__ws_upgrade(c);
+        break;
+    case UT__ROUTE_DEMO_FILE:
+        ut__static_serve(c);
+        break;
+    case UT__ROUTE_DEMO_CONFIG:
+        ut__static_demo_config(c);
         break;
     case UT__ROUTE_NONE:
         ut__http_error(c, 404, "no such endpoint", false);

@@ -18,6 +18,9 @@ struct ut_fwd_decoder {
     uint64_t message_offset;    /* stream offset of that message's first byte */
     ut__record_validator validator;
     ut_status failed;           /* sticky: once set, every feed returns it */
+    ut_fwd_label_fn on_label;   /* NULL: uitrail.label entries are ignored */
+    void *label_ud;
+    ut_buf label_tab;           /* the cleaned tab of the label being reported */
     uint64_t error_offset;
     char error[256];
 };
@@ -63,7 +66,14 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d)
     msgpack_unpacked_destroy(&d->message);
     msgpack_unpacker_destroy(&d->unpacker);
     ut__record_validator_free(&d->validator);
+    ut_buf_free(&d->label_tab);
     ut_free(d);
+}
+
+void ut_fwd_decoder_set_label_fn(ut_fwd_decoder *d, ut_fwd_label_fn fn, void *ud)
+{
+    d->on_label = fn;
+    d->label_ud = ud;
 }
 
 size_t ut_fwd_decoder_pending(const ut_fwd_decoder *d)
@@ -102,7 +112,8 @@ static ut_status protocol_error(ut_fwd_decoder *d, uint64_t offset, const char *
 typedef enum route {
     ROUTE_EVENT,        /* uitrail.<known kind>: validate and deliver */
     ROUTE_UNKNOWN_KIND, /* uitrail.<unknown>: reject each entry */
-    ROUTE_IGNORED,      /* any other tag, and recordings' uitrail.meta / uitrail.label */
+    ROUTE_LABEL,        /* uitrail.label with a label hook set: validate and report */
+    ROUTE_IGNORED,      /* any other tag, recordings' uitrail.meta, and uitrail.label without a hook */
 } route;
 
 typedef struct message_ctx {
@@ -116,12 +127,13 @@ typedef struct message_ctx {
 /* Recording headers and labels (protocol §5) travel in the stream but are
  * not events: ut_kind_from_tag sorts them with foreign tags, so that a
  * recording replays through this same decoder. */
-static route route_of(msgpack_object_str tag, ut_kind *kind)
+static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
 {
-    switch (ut_kind_from_tag(ut_str_from(tag.ptr, tag.size), kind)) {
+    ut_str name = ut_str_from(tag.ptr, tag.size);
+    switch (ut_kind_from_tag(name, kind)) {
     case UT_OK: return ROUTE_EVENT;
     case UT_EINVAL: return ROUTE_UNKNOWN_KIND;
-    default: return ROUTE_IGNORED;
+    default: return d->on_label && ut_str_eq_cstr(name, UT_LABEL_TAG) ? ROUTE_LABEL : ROUTE_IGNORED;
     }
 }
 
@@ -129,6 +141,60 @@ static void report_reject(message_ctx *m, ut_reject why, const char *detail)
 {
     if (m->sink->on_reject)
         m->sink->on_reject(m->sink->ud, why, detail);
+}
+
+/* Validates one uitrail.label entry and reports it to the label hook when
+ * it says the page settled. Its record is a map with "tab" (text, as in
+ * an event) and "settled" (a boolean); other keys are ignored, so labels
+ * may grow new fields. */
+static ut_status deliver_label(message_ctx *m, int64_t time_us, const msgpack_object *record)
+{
+    ut_fwd_decoder *d = m->d;
+    if (record->type != MSGPACK_OBJECT_MAP) {
+        report_reject(m, UT_REJECT_NOT_MAP, "uitrail.label: the record must be a map");
+        return UT_OK;
+    }
+    const msgpack_object *tab = NULL, *settled = NULL;
+    for (uint32_t i = 0; i < record->via.map.size; i++) {
+        const msgpack_object *k = &record->via.map.ptr[i].key;
+        if (k->type != MSGPACK_OBJECT_STR)
+            continue;
+        ut_str key = ut_str_from(k->via.str.ptr, k->via.str.size);
+        if (ut_str_eq_cstr(key, "tab"))
+            tab = &record->via.map.ptr[i].val;
+        else if (ut_str_eq_cstr(key, "settled"))
+            settled = &record->via.map.ptr[i].val;
+    }
+    if (!tab || !settled) {
+        report_reject(m, UT_REJECT_MISSING_FIELD,
+                      !tab ? "uitrail.label: field \"tab\" is missing" : "uitrail.label: field \"settled\" is missing");
+        return UT_OK;
+    }
+    if (tab->type != MSGPACK_OBJECT_STR || settled->type != MSGPACK_OBJECT_BOOLEAN) {
+        report_reject(m, UT_REJECT_WRONG_TYPE, tab->type != MSGPACK_OBJECT_STR
+                                                   ? "uitrail.label: field \"tab\" must be a string"
+                                                   : "uitrail.label: field \"settled\" must be a boolean");
+        return UT_OK;
+    }
+    if (tab->via.str.size == 0 || tab->via.str.size > UT_TAB_MAX_BYTES) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "uitrail.label: field \"tab\" must hold 1 to %d bytes", UT_TAB_MAX_BYTES);
+        report_reject(m, UT_REJECT_BAD_VALUE, detail);
+        return UT_OK;
+    }
+    if (!settled->via.boolean) {
+        /* Nothing settled: a label of no use to the hook, counted like
+         * any other entry that is not an event. */
+        if (m->sink->on_ignored)
+            m->sink->on_ignored(m->sink->ud, ut_str_from(m->tag.ptr, m->tag.size));
+        return UT_OK;
+    }
+    /* Cleaned as an event's tab is, so that a label names the same tab. */
+    ut_buf_reset(&d->label_tab);
+    if (ut_text_clean(ut_str_from(tab->via.str.ptr, tab->via.str.size), UT_TAB_MAX_BYTES, &d->label_tab) != UT_OK)
+        return UT_ENOMEM;
+    d->on_label(d->label_ud, ut_buf_str(&d->label_tab), time_us);
+    return UT_OK;
 }
 
 /* Validates and delivers one [time, record] entry. */
@@ -148,11 +214,14 @@ static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpa
     int64_t time_us;
     if (!ut__wire_time_us(time, &time_us)) {
         snprintf(detail, sizeof detail, "uitrail.%s: time must be an EventTime (ext 0 of 8 bytes) "
-                 "or seconds since the epoch up to %u, not %s", ut_kind_name(m->kind),
-                 UT_WIRE_TIME_MAX_S, ut__msgpack_type_name(time));
+                 "or seconds since the epoch up to %u, not %s",
+                 m->route == ROUTE_LABEL ? "label" : ut_kind_name(m->kind), UT_WIRE_TIME_MAX_S,
+                 ut__msgpack_type_name(time));
         report_reject(m, UT_REJECT_BAD_TIME, detail);
         return UT_OK;
     }
+    if (m->route == ROUTE_LABEL)
+        return deliver_label(m, time_us, record);
     ut_event ev;
     ut_status st = ut__record_validate(&m->d->validator, m->kind, time_us, record, &ev);
     if (st == UT_EINVAL) {
@@ -280,7 +349,7 @@ static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const u
                               ut__msgpack_type_name(&el[0]));
 
     message_ctx m = {.d = d, .sink = sink, .tag = el[0].via.str};
-    m.route = route_of(m.tag, &m.kind);
+    m.route = route_of(d, m.tag, &m.kind);
 
     const msgpack_object *chunk = NULL;
     ut_status st;

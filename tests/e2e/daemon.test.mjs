@@ -2,10 +2,8 @@
 // real uitraild, and the trace read back over HTTP. Skips, saying why, when
 // the daemon binary is missing.
 //
-// With a daemon that serves the demo (`uitraild --demo`), the page comes
-// from the daemon and ingests over its WebSocket. With a daemon that does
-// not serve /demo/ yet, a small front server serves the demo and proxies
-// /v1/ to the daemon, and the sender uses its HTTP transport.
+// The daemon serves the demo itself (`uitraild --demo`): the page comes from
+// the daemon's origin and ingests over its WebSocket.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -64,37 +62,11 @@ if (skip) test('test_e2e_needs_chromium_and_uitraild', { skip }, () => {});
 
 describe('uitraild end to end', { skip: skip || false }, () => {
   let daemon;
-  let front = null;
-  let pageOrigin;
-  let transport;
-  let websocketIngest;
   let browser;
   let allEvents;
 
   before(async () => {
-    try {
-      daemon = await startDaemon();
-    } catch (error) {
-      // A daemon without the --demo option yet: run it plain, behind the
-      // front server below.
-      process.stderr.write(`# uitraild refused --demo, starting it without: ${error.message.split('\n')[0]}\n`);
-      daemon = await startDaemon({ demo: false });
-    }
-    const demo = await fetch(`${daemon.url}/demo/`);
-    websocketIngest = await websocketOpens(daemon.url, daemon.url);
-    if (demo.ok && websocketIngest) {
-      pageOrigin = daemon.url;
-      transport = 'websocket';
-    } else {
-      front = await startStaticServer({
-        proxy: { port: daemon.port, token: daemon.token },
-        config: { transport: 'http', demoToken: 'proxy' },
-      });
-      pageOrigin = front.origin;
-      transport = 'http';
-      process.stderr.write(`# uitraild does not serve the demo over WebSocket ingest yet (GET /demo/: ${demo.status}, ` +
-        `WebSocket: ${websocketIngest ? 'yes' : 'no'}): using a front server and the HTTP transport\n`);
-    }
+    daemon = await startDaemon();
     allEvents = captureEvents(`${daemon.url}/v1/events?tab=*`, daemon.token);
     browser = await launchBrowser();
   });
@@ -102,7 +74,6 @@ describe('uitraild end to end', { skip: skip || false }, () => {
   after(async () => {
     await browser?.close();
     await allEvents?.stop();
-    await front?.close();
     await daemon?.stop();
   });
 
@@ -110,7 +81,11 @@ describe('uitraild end to end', { skip: skip || false }, () => {
   async function openDemo(tab) {
     const page = await browser.newPage();
     const payloads = [];
-    page.on('websocket', (ws) => ws.on('framesent', (frame) => payloads.push(Buffer.from(frame.payload))));
+    const sockets = [];
+    page.on('websocket', (ws) => {
+      sockets.push(ws.url());
+      ws.on('framesent', (frame) => payloads.push(Buffer.from(frame.payload)));
+    });
     page.on('request', (request) => {
       const body = request.postDataBuffer();
       if (body) payloads.push(body);
@@ -118,11 +93,12 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     await page.addInitScript((id) => {
       if (!sessionStorage.getItem('uitrail.tab')) sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab: id, seq: 0 }));
     }, tab);
-    // The transport comes from /demo/config.json (the front server says
-    // "http"), so the URL, which the trace prints, stays plain.
-    await page.goto(`${pageOrigin}/demo/`);
+    // The transport comes from /demo/config.json, so the URL, which the
+    // trace prints, stays plain.
+    await page.goto(`${daemon.url}/demo/`);
     await page.waitForFunction(() => window.uitrailDemo?.dataRenderedAt > 0 && window.uitrailDemo.tracker);
     assert.equal(await page.evaluate(() => window.uitrailDemo.tracker.tab), tab);
+    assert.deepEqual(sockets, [`${daemon.url.replace(/^http/, 'ws')}/v1/ingest`], 'the sender ingests over the WebSocket');
     return { page, payloads };
   }
 
@@ -281,11 +257,8 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     await page.close();
   });
 
-  test('test_e2e_foreign_origin_cannot_open_websocket', async (t) => {
-    if (!websocketIngest) {
-      t.skip('uitraild has no WebSocket ingest yet');
-      return;
-    }
+  test('test_e2e_foreign_origin_cannot_open_websocket', async () => {
+    assert.equal(await websocketOpens(daemon.url, daemon.url), true, 'the daemon\'s own origin opens the ingest socket');
     const foreign = await startStaticServer({ pages: { '/foreign.html': '<!doctype html><title>Foreign</title>' } });
     try {
       const page = await browser.newPage();
@@ -325,13 +298,11 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     } finally {
       await foreign.close();
     }
-    if (!front) {
-      // The demo page is on the daemon's own origin: without the token the
-      // read is refused there too.
-      const status = await page.evaluate(async (path) => (await fetch(path)).status,
-        `/v1/tabs/${encodeURIComponent(tab)}/trace`);
-      assert.equal(status, 401, 'the daemon\'s own origin cannot read a trace without the token');
-    }
+    // The demo page is on the daemon's own origin: without the token the read
+    // is refused there too.
+    const status = await page.evaluate(async (path) => (await fetch(path)).status,
+      `/v1/tabs/${encodeURIComponent(tab)}/trace`);
+    assert.equal(status, 401, 'the daemon\'s own origin cannot read a trace without the token');
     await page.close();
   });
 });

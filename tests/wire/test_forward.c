@@ -332,6 +332,120 @@ static void test_forward_bad_time_rejects_the_entry(void **state)
     }
 }
 
+/* Logs each label as "label <tab> <time_us>" into the wt_log in `ud`. */
+static void log_label(void *ud, ut_str tab, int64_t time_us)
+{
+    wt_log *log = ud;
+    ut_buf_printf(&log->text, "label %.*s %lld\n", (int)tab.len, tab.ptr, (long long)time_us);
+}
+
+/* Decodes `json` with a label hook set (or not), logging into `log`. */
+static void decode_labelled(const char *json, bool with_hook, wt_log *log)
+{
+    ut_buf bytes = UT_BUF_INIT;
+    wt_json(json, &bytes);
+    ut_fwd_decoder *d;
+    assert_int_equal(ut_fwd_decoder_new(&d), UT_OK);
+    if (with_hook)
+        ut_fwd_decoder_set_label_fn(d, log_label, log);
+    ut_fwd_sink sink = wt_log_sink(log);
+    assert_int_equal(ut_fwd_decoder_feed(d, bytes.data, bytes.len, &sink), UT_OK);
+    ut_fwd_decoder_free(d);
+    ut_buf_free(&bytes);
+}
+
+static void test_forward_labels(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        const char *expect; /* the whole log with the hook set */
+    } cases[] = {
+        /* Good labels, in every mode, with unknown keys ignored. */
+        {"[\"uitrail.label\", 1718000000.25, {\"tab\":\"t1\",\"settled\":true,\"note\":\"x\"}]",
+         "label t1 1718000000250000\n"},
+        {"[\"uitrail.label\", [[1718000001, {\"tab\":\"a\",\"settled\":true}],"
+         " [1718000002, {\"tab\":\"b\",\"settled\":true}]]]",
+         "label a 1718000001000000\nlabel b 1718000002000000\n"},
+        /* Labels and events keep their stream order. */
+        {"[[\"uitrail.close\", 1718000000, {\"tab\":\"t\"}],"
+         " [\"uitrail.label\", 1718000001, {\"tab\":\"t\",\"settled\":true}]]",
+         "event close t=1718000000000000 rt=0 tab=\"t\"\nlabel t 1718000001000000\n"},
+        /* Not settled: ignored. */
+        {"[\"uitrail.label\", 1718000000, {\"tab\":\"t\",\"settled\":false}]", "ignored uitrail.label\n"},
+        /* Bad labels are rejected alone. */
+        {"[\"uitrail.label\", 1718000000, [\"t\"]]", "reject not_map: uitrail.label: the record must be a map\n"},
+        {"[\"uitrail.label\", 1718000000, {\"settled\":true}]",
+         "reject missing_field: uitrail.label: field \"tab\" is missing\n"},
+        {"[\"uitrail.label\", 1718000000, {\"tab\":\"t\"}]",
+         "reject missing_field: uitrail.label: field \"settled\" is missing\n"},
+        {"[\"uitrail.label\", 1718000000, {\"tab\":7,\"settled\":true}]",
+         "reject wrong_type: uitrail.label: field \"tab\" must be a string\n"},
+        {"[\"uitrail.label\", 1718000000, {\"tab\":\"t\",\"settled\":1}]",
+         "reject wrong_type: uitrail.label: field \"settled\" must be a boolean\n"},
+        {"[\"uitrail.label\", 1718000000, {\"tab\":\"\",\"settled\":true}]",
+         "reject bad_value: uitrail.label: field \"tab\" must hold 1 to 128 bytes\n"},
+        {"[\"uitrail.label\", -1, {\"tab\":\"t\",\"settled\":true}]",
+         "reject bad_time: uitrail.label: time must be an EventTime (ext 0 of 8 bytes) or seconds since the "
+         "epoch up to 4294967295, not a negative integer\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wt_log log;
+        wt_log_init(&log);
+        decode_labelled(cases[i].json, true, &log);
+        const char *got = log.text.data ? log.text.data : "";
+        if (strcmp(got, cases[i].expect) != 0)
+            fail_msg("case %zu: got\n%s\nexpected\n%s", i, got, cases[i].expect);
+        wt_log_free(&log);
+    }
+
+    /* A tab longer than the limit is rejected like an event's. */
+    char json[512];
+    snprintf(json, sizeof json, "[\"uitrail.label\", 1718000000, {\"tab\":\"%0*d\",\"settled\":true}]",
+             UT_TAB_MAX_BYTES + 1, 0);
+    wt_log log;
+    wt_log_init(&log);
+    decode_labelled(json, true, &log);
+    assert_int_equal(log.last_reject, UT_REJECT_BAD_VALUE);
+    wt_log_free(&log);
+
+    /* Without a hook a label is ignored, whatever it holds, as before. */
+    wt_log_init(&log);
+    decode_labelled("[\"uitrail.label\", 1718000000, {\"tab\":\"t\",\"settled\":true}]", false, &log);
+    decode_labelled("[\"uitrail.label\", 1718000000, 5]", false, &log);
+    assert_string_equal(log.text.data, "ignored uitrail.label\nignored uitrail.label\n");
+    wt_log_free(&log);
+}
+
+/* A label's tab is cleaned like an event's, so both name the same tab. */
+static void test_forward_label_tab_is_cleaned(void **state)
+{
+    (void)state;
+    ut_buf bytes = UT_BUF_INIT;
+    msgpack_packer pk;
+    wt_packer(&pk, &bytes);
+    msgpack_pack_array(&pk, 3);
+    wt_pack_cstr(&pk, "uitrail.label");
+    msgpack_pack_uint32(&pk, T0);
+    msgpack_pack_map(&pk, 2);
+    wt_pack_cstr(&pk, "tab");
+    msgpack_pack_str(&pk, 3);
+    msgpack_pack_str_body(&pk, "a\xff" "b", 3);
+    wt_pack_cstr(&pk, "settled");
+    msgpack_pack_true(&pk);
+    wt_log log;
+    wt_log_init(&log);
+    ut_fwd_decoder *d;
+    assert_int_equal(ut_fwd_decoder_new(&d), UT_OK);
+    ut_fwd_decoder_set_label_fn(d, log_label, &log);
+    ut_fwd_sink sink = wt_log_sink(&log);
+    assert_int_equal(ut_fwd_decoder_feed(d, bytes.data, bytes.len, &sink), UT_OK);
+    assert_string_equal(log.text.data, "label a\xef\xbf\xbd" "b 1718000000000000\n");
+    ut_fwd_decoder_free(d);
+    wt_log_free(&log);
+    ut_buf_free(&bytes);
+}
+
 static void test_forward_invalid_utf8_is_replaced(void **state)
 {
     (void)state;
@@ -635,6 +749,8 @@ int wt_run_forward_tests(void)
         cmocka_unit_test(test_forward_huge_header_refused_before_its_bytes),
         cmocka_unit_test(test_forward_error_after_complete_events_keeps_them),
         cmocka_unit_test(test_forward_bad_time_rejects_the_entry),
+        cmocka_unit_test(test_forward_labels),
+        cmocka_unit_test(test_forward_label_tab_is_cleaned),
         cmocka_unit_test(test_forward_invalid_utf8_is_replaced),
         cmocka_unit_test(test_forward_frame_limit),
         cmocka_unit_test(test_forward_wire_limits),

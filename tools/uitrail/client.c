@@ -16,11 +16,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "drive.h"
 #include "uitrail/common.h"
 #include "uitrail/daemon.h"
 #include "uitrail/limits.h"
+#include "uitrail/record.h"
 #include "uitrail/wire.h"
 
 /* `uitrail wait` without --timeout. */
@@ -505,34 +508,257 @@ static bool read_whole(int fd, ut_buf *out)
     }
 }
 
-static bool looks_like_json(const ut_buf *b)
+/* ---- send: the input, and its pace ---- */
+
+/* Turns what `uitrail send` read into the msgpack stream to send: JSON is
+ * converted, a recording's good frames are decompressed one after the
+ * other (its damage reported as warnings), msgpack is sent as it is. */
+static bool send_input_to_stream(const char *path, ut_buf *data)
 {
-    for (size_t i = 0; i < b->len; i++) {
-        char ch = b->data[i];
-        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-            continue;
-        /* A Forward message starts with an array header (0x90-0x9f,
-         * 0xdc, 0xdd), never with these. */
-        return ch == '[' || ch == '{';
+    ut_cli_input_kind kind = ut_cli_input_kind_of(data->data, data->len);
+    if (kind == UT_CLI_INPUT_MSGPACK)
+        return true;
+    ut_buf stream = UT_BUF_INIT;
+    if (kind == UT_CLI_INPUT_JSON) {
+        char err[256] = "";
+        if (ut_wire_json_to_msgpack(ut_buf_str(data), &stream, err, sizeof err) != UT_OK) {
+            fprintf(stderr, "uitrail send: %s: %s\n", path, err[0] ? err : "out of memory");
+            ut_buf_free(&stream);
+            return false;
+        }
+    } else {
+        ut_rec_reader *reader;
+        if (ut_rec_reader_new(&reader) != UT_OK) {
+            fprintf(stderr, "uitrail send: out of memory\n");
+            return false;
+        }
+        ut_rec_reader_reset(reader, data->data, data->len);
+        ut_rec_step step;
+        ut_status st;
+        while ((st = ut_rec_reader_next(reader, &step)) == UT_OK && step.kind != UT_REC_STEP_END) {
+            if (step.kind == UT_REC_STEP_DAMAGE)
+                fprintf(stderr, "uitrail send: %s: warning: damaged recording: %s\n", path, step.detail);
+            else if (ut_buf_append_str(&stream, step.content) != UT_OK)
+                st = UT_ENOMEM;
+            if (st != UT_OK)
+                break;
+        }
+        ut_rec_reader_free(reader);
+        if (st != UT_OK) {
+            fprintf(stderr, "uitrail send: %s: %s\n", path, ut_status_str(st));
+            ut_buf_free(&stream);
+            return false;
+        }
+    }
+    ut_buf_free(data);
+    *data = stream;
+    return true;
+}
+
+/* The clock a message is paced by: the daemon's receive time (`rt`, in a
+ * recording) or the sender's time. Gaps are only measured between two
+ * times of the same clock. */
+typedef enum pace_clock { PACE_NONE, PACE_RT, PACE_SENDER } pace_clock;
+
+/* One message of the stream: where it ends and when it is due, in
+ * microseconds after the first. */
+typedef struct paced_message {
+    size_t end;
+    int64_t due_us;
+} paced_message;
+
+typedef struct pace_plan {
+    paced_message *messages;
+    size_t n, cap;
+} pace_plan;
+
+static bool object_time_us(const msgpack_object *t, int64_t *out)
+{
+    if (t->type == MSGPACK_OBJECT_EXT && t->via.ext.type == 0 && t->via.ext.size == 8) {
+        const unsigned char *p = (const unsigned char *)t->via.ext.ptr;
+        uint32_t sec = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        uint32_t nsec = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+        *out = (int64_t)sec * 1000000 + nsec / 1000;
+        return true;
+    }
+    if (t->type == MSGPACK_OBJECT_POSITIVE_INTEGER && t->via.u64 <= UT_WIRE_TIME_MAX_S) {
+        *out = (int64_t)t->via.u64 * 1000000;
+        return true;
+    }
+    if ((t->type == MSGPACK_OBJECT_FLOAT64 || t->type == MSGPACK_OBJECT_FLOAT32) && t->via.f64 >= 0 &&
+        t->via.f64 <= UT_WIRE_TIME_MAX_S) {
+        *out = (int64_t)(t->via.f64 * 1e6);
+        return true;
     }
     return false;
 }
 
+/* The time of one [time, record] entry: its rt when the record has one. */
+static pace_clock entry_time_us(const msgpack_object *time, const msgpack_object *record, int64_t *out)
+{
+    if (record->type == MSGPACK_OBJECT_MAP) {
+        for (uint32_t i = 0; i < record->via.map.size; i++) {
+            const msgpack_object_kv *kv = &record->via.map.ptr[i];
+            if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == 2 &&
+                memcmp(kv->key.via.str.ptr, "rt", 2) == 0 && kv->val.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+                kv->val.via.u64 > 0 && kv->val.via.u64 <= INT64_MAX) {
+                *out = (int64_t)kv->val.via.u64;
+                return PACE_RT;
+            }
+        }
+    }
+    return object_time_us(time, out) ? PACE_SENDER : PACE_NONE;
+}
+
+/* The time of a Forward message of an event kind: that of its first entry,
+ * whatever the mode. Other tags (a recording's uitrail.meta, labels),
+ * heartbeats and empty messages have none: they go with the message
+ * before them. */
+static pace_clock message_time_us(const msgpack_object *m, int64_t *out)
+{
+    if (m->type != MSGPACK_OBJECT_ARRAY || m->via.array.size < 2)
+        return PACE_NONE;
+    const msgpack_object *tag = &m->via.array.ptr[0];
+    const msgpack_object *second = &m->via.array.ptr[1];
+    ut_kind kind;
+    if (tag->type != MSGPACK_OBJECT_STR ||
+        ut_kind_from_tag(ut_str_from(tag->via.str.ptr, tag->via.str.size), &kind) != UT_OK)
+        return PACE_NONE;
+    if (second->type == MSGPACK_OBJECT_ARRAY) {
+        if (second->via.array.size == 0)
+            return PACE_NONE;
+        const msgpack_object *entry = &second->via.array.ptr[0];
+        if (entry->type != MSGPACK_OBJECT_ARRAY || entry->via.array.size < 2)
+            return PACE_NONE;
+        return entry_time_us(&entry->via.array.ptr[0], &entry->via.array.ptr[1], out);
+    }
+    if (second->type == MSGPACK_OBJECT_BIN || second->type == MSGPACK_OBJECT_STR) {
+        const char *bytes = second->type == MSGPACK_OBJECT_BIN ? second->via.bin.ptr : second->via.str.ptr;
+        size_t len = second->type == MSGPACK_OBJECT_BIN ? second->via.bin.size : second->via.str.size;
+        msgpack_unpacked first;
+        msgpack_unpacked_init(&first);
+        pace_clock clock = PACE_NONE;
+        if (msgpack_unpack_next(&first, bytes, len, NULL) == MSGPACK_UNPACK_SUCCESS &&
+            first.data.type == MSGPACK_OBJECT_ARRAY && first.data.via.array.size >= 2)
+            clock = entry_time_us(&first.data.via.array.ptr[0], &first.data.via.array.ptr[1], out);
+        msgpack_unpacked_destroy(&first);
+        return clock;
+    }
+    if (m->via.array.size < 3)
+        return PACE_NONE;
+    return entry_time_us(second, &m->via.array.ptr[2], out);
+}
+
+static ut_status pace_plan_add(pace_plan *p, size_t end, int64_t due_us)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 256;
+        paced_message *grown = ut_realloc(p->messages, cap * sizeof *grown);
+        if (!grown)
+            return UT_ENOMEM;
+        p->messages = grown;
+        p->cap = cap;
+    }
+    p->messages[p->n++] = (paced_message){end, due_us};
+    return UT_OK;
+}
+
+static ut_status count_event(void *ud, const ut_event *ev)
+{
+    (void)ev;
+    (*(uint64_t *)ud)++;
+    return UT_OK;
+}
+
+/* Plans when each message of `stream` is due at `speed` times the original
+ * pace. The stream is checked first with the daemon's own decoder, so a
+ * malformed or oversized input is refused here, with its reason, and the
+ * walk over messages that follows only meets the shapes the decoder
+ * allows. */
+static bool pace_plan_build(const char *path, const ut_buf *stream, uint32_t speed, pace_plan *p)
+{
+    ut_fwd_decoder *check;
+    uint64_t events = 0;
+    if (ut_fwd_decoder_new(&check) != UT_OK) {
+        fprintf(stderr, "uitrail send: out of memory\n");
+        return false;
+    }
+    const ut_fwd_sink sink = {.on_event = count_event, .ud = &events};
+    ut_status st = ut_fwd_decoder_feed(check, stream->data, stream->len, &sink);
+    if (st != UT_OK || ut_fwd_decoder_pending(check) > 0) {
+        fprintf(stderr, "uitrail send: %s: %s\n", path,
+                st == UT_EPROTO ? ut_fwd_decoder_error(check)
+                : st != UT_OK   ? ut_status_str(st)
+                                : "the stream ends inside a message");
+        ut_fwd_decoder_free(check);
+        return false;
+    }
+    ut_fwd_decoder_free(check);
+
+    msgpack_unpacked msg;
+    msgpack_unpacked_init(&msg);
+    size_t off = 0;
+    int64_t due = 0, last = 0;
+    pace_clock last_clock = PACE_NONE;
+    bool ok = true;
+    while (ok && off < stream->len) {
+        if (msgpack_unpack_next(&msg, stream->data, stream->len, &off) != MSGPACK_UNPACK_SUCCESS) {
+            fprintf(stderr, "uitrail send: %s: cannot walk the messages at byte %zu\n", path, off);
+            ok = false;
+            break;
+        }
+        int64_t t;
+        pace_clock clock = message_time_us(&msg.data, &t);
+        if (clock != PACE_NONE) {
+            if (clock == last_clock && t > last)
+                due += (t - last) / (int64_t)speed;
+            last = t;
+            last_clock = clock;
+        }
+        ok = pace_plan_add(p, off, due) == UT_OK;
+        if (!ok)
+            fprintf(stderr, "uitrail send: out of memory\n");
+    }
+    msgpack_unpacked_destroy(&msg);
+    return ok;
+}
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int run_send(const ut_cli_command *self, int argc, char **argv)
 {
-    static const struct option opts[] = {RUNTIME_DIR_OPTION, {NULL, 0, NULL, 0}};
+    enum { OPT_SPEED = OPT_JSON + 1 };
+    static const struct option opts[] = {
+        {"speed", required_argument, NULL, OPT_SPEED},
+        RUNTIME_DIR_OPTION,
+        {NULL, 0, NULL, 0},
+    };
     const char *runtime_dir = NULL;
+    uint32_t speed = 0; /* 0: as fast as possible */
     int ch;
     optind = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (ch == OPT_RUNTIME_DIR)
+        if (ch == OPT_RUNTIME_DIR) {
             runtime_dir = optarg;
-        else
+        } else if (ch == OPT_SPEED) {
+            if (strcmp(optarg, "max") == 0)
+                speed = 0;
+            else if (strcmp(optarg, "1") == 0 || strcmp(optarg, "10") == 0)
+                speed = (uint32_t)atoi(optarg);
+            else
+                return ut_cli_usage_error(self, "--speed %s: use 1 (the original pace), 10 or max", optarg);
+        } else {
             return bad_option(self, argv);
+        }
     }
     if (argc - optind != 1)
-        return ut_cli_usage_error(self, "name exactly one %s", self == &ut_cli_send ? "file (or -)" : "tab");
+        return ut_cli_usage_error(self, "name exactly one file (or -)");
     const char *path = argv[optind];
     int in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (in < 0) {
@@ -548,28 +774,25 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
         ut_buf_free(&data);
         return UT_CLI_FAILED;
     }
-    if (looks_like_json(&data)) {
-        ut_buf packed = UT_BUF_INIT;
-        char err[256] = "";
-        if (ut_wire_json_to_msgpack(ut_buf_str(&data), &packed, err, sizeof err) != UT_OK) {
-            fprintf(stderr, "uitrail: %s: %s\n", path, err[0] ? err : "out of memory");
-            ut_buf_free(&packed);
-            ut_buf_free(&data);
-            return UT_CLI_FAILED;
-        }
+    pace_plan plan = {0};
+    if (!send_input_to_stream(path, &data) || (speed && !pace_plan_build(path, &data, speed, &plan))) {
+        ut_free(plan.messages);
         ut_buf_free(&data);
-        data = packed;
+        return UT_CLI_FAILED;
     }
+    size_t stream_len = data.len;
     char chunk[64];
     snprintf(chunk, sizeof chunk, "uitrail-send-%ld", (long)getpid());
     if (pack_sync(&data, chunk) != UT_OK) {
         fprintf(stderr, "uitrail: out of memory\n");
+        ut_free(plan.messages);
         ut_buf_free(&data);
         return UT_CLI_FAILED;
     }
     client cl;
     int fd = -1;
     if (!client_init(&cl, runtime_dir) || (fd = client_connect(&cl, UT_INGEST_SOCKET_NAME)) < 0) {
+        ut_free(plan.messages);
         ut_buf_free(&data);
         return UT_CLI_FAILED;
     }
@@ -577,16 +800,32 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
     if (!ack_reader_init(&acks, chunk)) {
         fprintf(stderr, "uitrail: out of memory\n");
         close(fd);
+        ut_free(plan.messages);
         ut_buf_free(&data);
         return UT_CLI_FAILED;
     }
     /* Read acks while writing, so that neither side blocks on a full
-     * socket buffer; then wait for the sync ack. */
+     * socket buffer; then wait for the sync ack. Paced, only the messages
+     * that are due may be written; the sync message follows the last. */
     bool ok = true;
-    size_t sent = 0;
+    size_t sent = 0, next_message = 0;
+    int64_t start_us = monotonic_us();
     while (ok && !acks.found) {
-        struct pollfd pfd = {fd, (short)(POLLIN | (sent < data.len ? POLLOUT : 0)), 0};
-        if (poll(&pfd, 1, -1) < 0) {
+        size_t limit = data.len;
+        int timeout_ms = -1;
+        if (speed) {
+            int64_t elapsed = monotonic_us() - start_us;
+            while (next_message < plan.n && plan.messages[next_message].due_us <= elapsed)
+                next_message++;
+            if (next_message < plan.n) {
+                limit = next_message ? plan.messages[next_message - 1].end : 0;
+                int64_t wait_us = plan.messages[next_message].due_us - elapsed;
+                timeout_ms = (int)((wait_us + 999) / 1000);
+            }
+        }
+        struct pollfd pfd = {fd, (short)(POLLIN | (sent < limit ? POLLOUT : 0)), 0};
+        int rc = poll(&pfd, 1, timeout_ms);
+        if (rc < 0) {
             ok = errno == EINTR;
             continue;
         }
@@ -595,8 +834,8 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
             if (!ok)
                 break;
         }
-        if (sent < data.len && (pfd.revents & POLLOUT)) {
-            ssize_t n = send(fd, data.data + sent, data.len - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent < limit && (pfd.revents & POLLOUT)) {
+            ssize_t n = send(fd, data.data + sent, limit - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
             if (n > 0)
                 sent += (size_t)n;
             else if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -604,12 +843,15 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
         }
     }
     if (ok)
-        fprintf(stderr, "uitrail: sent %zu bytes; uitraild applied them\n", data.len);
+        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild applied them\n", stream_len,
+                speed == 1 ? " at the original pace" : speed == 10 ? " at 10x the original pace" : "",
+                (double)(monotonic_us() - start_us) / 1e6);
     else
         fprintf(stderr, "uitrail: uitraild closed the ingest connection after %zu of %zu bytes "
                         "(see its log: the input may be malformed)\n", sent, data.len);
     ack_reader_free(&acks);
     close(fd);
+    ut_free(plan.messages);
     ut_buf_free(&data);
     return ok ? 0 : 1;
 }
@@ -641,12 +883,19 @@ const ut_cli_command ut_cli_tabs = {
 
 const ut_cli_command ut_cli_send = {
     .name = "send",
-    .summary = "send Forward messages (msgpack, or a JSON fixture) to the running uitraild",
-    .usage = "FILE|- [--runtime-dir DIR]",
+    .summary = "send Forward messages (a recording, msgpack or a JSON fixture) to the running uitraild",
+    .usage = "FILE|- [--speed 1|10|max] [--runtime-dir DIR]",
     .help = "Streams FILE (- for standard input) into uitraild's ingest.sock: Forward\n"
-            "messages in msgpack back to back, or JSON (one Forward message or an array\n"
-            "of them, times in seconds), which is converted first. Returns once the\n"
-            "daemon has applied every event: a last message asks for an ack.\n"
+            "messages in msgpack back to back, JSON (one Forward message or an array\n"
+            "of them, times in seconds), which is converted first, or a .uitrail\n"
+            "recording, whose good frames are decompressed (damage is reported as a\n"
+            "warning and skipped). Returns once the daemon has applied every event: a\n"
+            "last message asks for an ack.\n"
+            "  --speed 1|10|max  1: each message when it is due at the original pace,\n"
+            "                    taken from the receive times (rt) of a recording, else\n"
+            "                    the event times; 10: ten times faster; max (default):\n"
+            "                    as fast as the daemon reads. Records are sent as they\n"
+            "                    are: the daemon stamps its own receive time on each.\n"
             "Exit status: 0 applied, 1 the daemon refused the input or is not running.\n",
     .run = run_send,
 };

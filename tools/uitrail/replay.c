@@ -1,7 +1,9 @@
 /* uitrail replay: applies a stream of Forward messages (a recording, a
  * capture, or a JSON fixture) to an engine and prints the traces as of the
- * end of the stream, or every page-state mark as it happens. */
+ * end of the stream, or every page-state mark as it happens. The stream
+ * reaches the engine through drive.c, as in `uitrail tune`. */
 #include "cli.h"
+#include "drive.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,19 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <xxhash.h>
 
 #include "uitrail/engine.h"
 #include "uitrail/limits.h"
+#include "uitrail/record.h"
 #include "uitrail/wire.h"
 
-/* After the last event the engine clock moves on by this much, so that
- * what was pending at the end of the stream (a stable mark after the
- * quiet time, a dead click) settles the way it would have live. */
-#define REPLAY_SETTLE_US (60 * INT64_C(1000000))
-
-/* Bytes read from the input at a time. */
-#define REPLAY_READ_BYTES (64u << 10)
+/* What note_tab stops the drive with once an event is past --at. Nothing
+ * else in a drive returns it, so it means "reached", not a failure. */
+#define REPLAY_REACHED_AT UT_EAGAIN
 
 typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_MARKS } output_format;
 
@@ -38,13 +38,12 @@ typedef struct tab_order {
 typedef struct replay {
     const char *path;
     ut_engine *engine;
-    ut_fwd_decoder *decoder;
     output_format format;
     const char *only_tab;
+    bool has_at;      /* --at: stop at at_us on the engine clock */
+    int64_t at_us;
     tab_order tabs;
-    int64_t last_clock_us;
-    uint64_t rejected, ignored, duplicates;
-    ut_status fatal;  /* an engine failure that stops the replay */
+    ut_status fatal;  /* an output failure that stops the replay */
     ut_buf line;      /* reused for each output line */
 } replay;
 
@@ -115,38 +114,74 @@ static ut_status tab_order_note(tab_order *t, ut_str tab)
     return UT_OK;
 }
 
-static ut_status on_event(void *ud, const ut_event *ev)
+/* Remembers each event's tab before the drive applies it, and stops the
+ * drive at the first event past --at. */
+static ut_status note_tab(void *ud, const ut_event *ev)
 {
     replay *r = ud;
-    if (tab_order_note(&r->tabs, ev->tab) != UT_OK)
-        return UT_ENOMEM;
-    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
-    if (clock > r->last_clock_us)
-        r->last_clock_us = clock;
-    ut_engine_advance(r->engine, clock);
-    ut_status st = ut_engine_apply(r->engine, ev);
-    switch (st) {
-    case UT_OK: return UT_OK;
-    case UT_EDUP: r->duplicates++; return UT_OK;
-    case UT_ENOMEM: return UT_ENOMEM;
-    default:
-        fprintf(stderr, "uitrail replay: warning: %s event for tab \"%.*s\" not applied: %s\n",
-                ut_kind_name(ev->kind), (int)ev->tab.len, ev->tab.ptr, ut_status_str(st));
-        return UT_OK;
+    if (r->fatal != UT_OK)
+        return r->fatal;
+    if (r->has_at && (ev->rt_us ? ev->rt_us : ev->time_us) > r->at_us)
+        return REPLAY_REACHED_AT;
+    return tab_order_note(&r->tabs, ev->tab);
+}
+
+/* Parses --at: milliseconds since the epoch, or an ISO 8601 UTC time
+ * YYYY-MM-DDTHH:MM:SS[.fraction]Z (microseconds are kept). */
+static bool parse_at(const char *s, int64_t *out_us)
+{
+    if (strchr(s, 'T') == NULL) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < 0 || v > (long long)UT_WIRE_TIME_MAX_S * 1000)
+            return false;
+        *out_us = (int64_t)v * 1000;
+        return true;
     }
+    struct tm tm = {0};
+    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest)
+        return false;
+    int64_t frac_us = 0, scale = 100000;
+    if (*rest == '.') {
+        rest++;
+        if (*rest < '0' || *rest > '9')
+            return false;
+        for (; *rest >= '0' && *rest <= '9'; rest++, scale /= 10)
+            frac_us += scale * (*rest - '0');
+    }
+    if (strcmp(rest, "Z") != 0)
+        return false;
+    time_t sec = timegm(&tm);
+    if (sec < 0 || (uint64_t)sec > UT_WIRE_TIME_MAX_S)
+        return false;
+    *out_us = (int64_t)sec * 1000000 + frac_us;
+    return true;
 }
 
-static void on_reject(void *ud, ut_reject why, const char *detail)
+/* Reads the engine parameters of the recording at `path` from its
+ * uitrail.meta entry into `cfg`. False (and `cfg` untouched) when the file
+ * cannot be read or its first good frame does not start with the entry. */
+static bool recorded_config(const char *path, ut_cli_input *input, ut_rec_reader *reader, ut_config *cfg)
 {
-    replay *r = ud;
-    r->rejected++;
-    fprintf(stderr, "uitrail replay: warning: record rejected (%s): %s\n", ut_reject_name(why), detail);
-}
-
-static void on_ignored(void *ud, ut_str tag)
-{
-    (void)tag;
-    ((replay *)ud)->ignored++;
+    if (ut_cli_input_load("replay", path, input) != UT_OK)
+        return false;
+    if (input->kind != UT_CLI_INPUT_RECORDING)
+        return false;
+    ut_rec_reader_reset(reader, input->bytes.data, input->bytes.len);
+    ut_rec_step step;
+    do {
+        if (ut_rec_reader_next(reader, &step) != UT_OK)
+            return false;
+    } while (step.kind == UT_REC_STEP_DAMAGE);
+    ut_rec_meta meta;
+    size_t consumed;
+    if (step.kind != UT_REC_STEP_FRAME || ut_rec_meta_parse(step.content, &meta, &consumed) != UT_OK ||
+        !meta.has_config)
+        return false;
+    *cfg = meta.config;
+    return true;
 }
 
 static void on_mark(void *ud, ut_str tab, const ut_mark *m)
@@ -162,100 +197,6 @@ static void on_mark(void *ud, ut_str tab, const ut_mark *m)
         r->fatal = UT_ENOMEM;
     else
         fwrite(b->data, 1, b->len, stdout);
-}
-
-/* Feeds `len` bytes to the decoder; reports a bad stream on stderr. */
-static ut_status feed(replay *r, const void *data, size_t len, bool from_json)
-{
-    const ut_fwd_sink sink = {on_event, on_reject, on_ignored, NULL, r};
-    ut_status st = ut_fwd_decoder_feed(r->decoder, data, len, &sink);
-    if (st == UT_OK && r->fatal != UT_OK)
-        st = r->fatal;
-    if (st == UT_EPROTO)
-        fprintf(stderr, "uitrail replay: %s: bad input%s: %s\n", r->path,
-                from_json ? " (in the msgpack converted from JSON)" : "", ut_fwd_decoder_error(r->decoder));
-    return st;
-}
-
-/* Reads the rest of `in` after the `have` bytes in `buf`, up to the JSON
- * size limit. */
-static ut_status read_all(replay *r, FILE *in, ut_buf *buf)
-{
-    char chunk[REPLAY_READ_BYTES];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, in)) > 0) {
-        if (buf->len + n > UT_REPLAY_JSON_MAX_BYTES) {
-            fprintf(stderr, "uitrail replay: %s: JSON input over %u bytes; convert it to msgpack to replay it\n",
-                    r->path, UT_REPLAY_JSON_MAX_BYTES);
-            return UT_ELIMIT;
-        }
-        if (ut_buf_append(buf, chunk, n) != UT_OK)
-            return UT_ENOMEM;
-    }
-    if (ferror(in)) {
-        fprintf(stderr, "uitrail replay: %s: read failed: %s\n", r->path, strerror(errno));
-        return UT_EIO;
-    }
-    return UT_OK;
-}
-
-/* A Forward stream starts with an array or nil header (0x90-0x9f, 0xdc,
- * 0xdd, 0xc0), never with '[' (0x5b), '{' (0x7b) or whitespace, so the
- * first non-space byte tells JSON from msgpack. */
-static bool looks_like_json(const ut_buf *b)
-{
-    for (size_t i = 0; i < b->len; i++) {
-        char c = b->data[i];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-            continue;
-        return c == '[' || c == '{';
-    }
-    return false;
-}
-
-static ut_status run_input(replay *r, FILE *in)
-{
-    ut_buf buf = UT_BUF_INIT;
-    char chunk[REPLAY_READ_BYTES];
-    ut_status st = UT_OK;
-
-    /* The first read decides the format. */
-    size_t n = fread(chunk, 1, sizeof chunk, in);
-    if (ut_buf_append(&buf, chunk, n) != UT_OK) {
-        ut_buf_free(&buf);
-        return UT_ENOMEM;
-    }
-    if (looks_like_json(&buf)) {
-        ut_buf msgpack = UT_BUF_INIT;
-        char err[256];
-        if ((st = read_all(r, in, &buf)) == UT_OK) {
-            st = ut_wire_json_to_msgpack(ut_buf_str(&buf), &msgpack, err, sizeof err);
-            if (st == UT_EPROTO || st == UT_ELIMIT)
-                fprintf(stderr, "uitrail replay: %s: bad JSON input: %s\n", r->path, err);
-        }
-        /* Fed in read-sized pieces, as a msgpack file would be. */
-        for (size_t off = 0; st == UT_OK && off < msgpack.len; off += REPLAY_READ_BYTES)
-            st = feed(r, msgpack.data + off,
-                      msgpack.len - off < REPLAY_READ_BYTES ? msgpack.len - off : REPLAY_READ_BYTES, true);
-        ut_buf_free(&msgpack);
-        ut_buf_free(&buf);
-        return st;
-    }
-    ut_buf_free(&buf);
-    while (n > 0 && st == UT_OK) {
-        st = feed(r, chunk, n, false);
-        if (st == UT_OK)
-            n = fread(chunk, 1, sizeof chunk, in);
-    }
-    if (st == UT_OK && ferror(in)) {
-        fprintf(stderr, "uitrail replay: %s: read failed: %s\n", r->path, strerror(errno));
-        st = UT_EIO;
-    }
-    if (st == UT_OK && ut_fwd_decoder_pending(r->decoder) > 0) {
-        fprintf(stderr, "uitrail replay: %s: warning: the stream ends inside a message (%zu bytes ignored)\n",
-                r->path, ut_fwd_decoder_pending(r->decoder));
-    }
-    return st;
 }
 
 /* Prints the trace of `tab`; with `header`, a "== tab ID ==" line first. */
@@ -339,6 +280,19 @@ static const char replay_help[] =
     "  --debounce-ms N    same-element clicks within N ms make one entry\n"
     "  --model M          stability model: uitrail (default) or domquake (the\n"
     "                     published DOMQuake model with its defaults)\n"
+    "  --at TIME          the traces (or marks) as they were at TIME: events\n"
+    "                     after it are not applied, and the clock moves to TIME\n"
+    "                     exactly (no 60 s settle). TIME is ISO 8601 UTC\n"
+    "                     (2024-05-14T13:31:58Z, fractions allowed) or ms since\n"
+    "                     the epoch, on the engine clock: the daemon's receive\n"
+    "                     time (rt) for recorded events, else the event time.\n"
+    "\n"
+    "A .uitrail recording file (known by its zstd frames or its name) is\n"
+    "replayed with the engine parameters its uitrail.meta entry recorded;\n"
+    "--ring, --debounce-ms and --model override them (a recording read from\n"
+    "standard input gets the defaults). Damage in a recording (a torn\n"
+    "tail, a frame that fails its checksum) is reported on stderr as a warning\n"
+    "and the replay goes on with the next good frame.\n"
     "\n"
     "Rejected records are reported on stderr and skipped. A malformed stream\n"
     "stops the replay: the traces of what came before it are printed, the\n"
@@ -347,7 +301,7 @@ static const char replay_help[] =
 
 static int replay_run(const ut_cli_command *self, int argc, char **argv)
 {
-    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL };
+    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT };
     static const struct option options[] = {
         {"tab", required_argument, NULL, OPT_TAB},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -357,12 +311,15 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         {"ring", required_argument, NULL, OPT_RING},
         {"debounce-ms", required_argument, NULL, OPT_DEBOUNCE},
         {"model", required_argument, NULL, OPT_MODEL},
+        {"at", required_argument, NULL, OPT_AT},
         {NULL, 0, NULL, 0},
     };
     replay r = {.format = OUT_TEXT, .line = UT_BUF_INIT};
     ut_trace_opts opts = UT_TRACE_OPTS_DEFAULT;
     ut_config cfg;
     ut_config_defaults(&cfg);
+    /* Which parameters the command line sets: they win over a recording's. */
+    bool ring_given = false, debounce_given = false, model_given = false;
 
     optind = 1;
     opterr = 0;
@@ -400,11 +357,13 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
             if (!ut_cli_parse_u32(optarg, UT_RING_MIN, UT_RING_MAX, &cfg.ring_size))
                 return ut_cli_usage_error(self, "--ring '%s': use a number from %d to %d", optarg, UT_RING_MIN,
                                           UT_RING_MAX);
+            ring_given = true;
             break;
         case OPT_DEBOUNCE:
             if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &cfg.debounce_ms))
                 return ut_cli_usage_error(self, "--debounce-ms '%s': use a number from 0 to %d", optarg,
                                           UT_DEBOUNCE_MAX_MS);
+            debounce_given = true;
             break;
         case OPT_MODEL:
             if (strcmp(optarg, "uitrail") == 0)
@@ -413,6 +372,13 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
                 ut_stab_params_defaults_for(&cfg.stab, UT_STAB_MODEL_DOMQUAKE);
             else
                 return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
+            model_given = true;
+            break;
+        case OPT_AT:
+            if (!parse_at(optarg, &r.at_us))
+                return ut_cli_usage_error(self, "--at '%s': use an ISO 8601 UTC time like 2024-05-14T13:31:58Z or "
+                                          "milliseconds since the epoch", optarg);
+            r.has_at = true;
             break;
         case ':':
             return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
@@ -431,15 +397,46 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
     if (!in)
         return ut_cli_usage_error(self, "cannot open %s: %s", r.path, strerror(errno));
 
+    /* A recording is read whole (as the drive would) to start the engine
+     * with its recorded parameters; other inputs stream from `in`. */
     char err[256] = "";
     int exit_code = UT_CLI_FAILED;
-    ut_status st = ut_engine_new(&cfg, &r.engine, err, sizeof err);
+    ut_cli_input input_whole = {.bytes = UT_BUF_INIT};
+    ut_rec_reader *reader = NULL;
+    bool whole = false;
+    if (in != stdin) {
+        unsigned char magic[4];
+        size_t got = fread(magic, 1, sizeof magic, in);
+        size_t path_len = strlen(r.path), suffix_len = strlen(UT_REC_FILE_SUFFIX);
+        whole = ut_cli_input_kind_of(magic, got) == UT_CLI_INPUT_RECORDING ||
+                (path_len >= suffix_len && strcmp(r.path + path_len - suffix_len, UT_REC_FILE_SUFFIX) == 0);
+        rewind(in);
+    }
+    ut_status st = UT_OK;
+    if (whole) {
+        ut_config recorded;
+        if ((st = ut_rec_reader_new(&reader)) != UT_OK)
+            goto report;
+        if (recorded_config(r.path, &input_whole, reader, &recorded)) {
+            if (ring_given)
+                recorded.ring_size = cfg.ring_size;
+            if (debounce_given)
+                recorded.debounce_ms = cfg.debounce_ms;
+            if (model_given)
+                recorded.stab = cfg.stab;
+            cfg = recorded;
+        } else if (input_whole.bytes.data) {
+            fprintf(stderr, "uitrail replay: %s: warning: no readable uitrail.meta entry: replaying with the "
+                            "default engine parameters\n", r.path);
+        } else {
+            goto done; /* the loader said why */
+        }
+    }
+    st = ut_engine_new(&cfg, &r.engine, err, sizeof err);
     if (st == UT_EINVAL) {
         exit_code = ut_cli_usage_error(self, "%s", err);
         goto done;
     }
-    if (st == UT_OK)
-        st = ut_fwd_decoder_new(&r.decoder);
     if (st != UT_OK)
         goto report;
     if (r.format == OUT_MARKS) {
@@ -447,13 +444,25 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         ut_engine_set_observer(r.engine, &obs);
     }
 
-    ut_status input = run_input(&r, in);
+    ut_cli_drive drive = {.command = "replay", .path = r.path, .engine = r.engine, .before_event = note_tab,
+                          .ud = &r};
+    ut_status input = ut_cli_drive_begin(&drive);
+    if (input == UT_OK)
+        input = whole ? ut_cli_drive_input(&drive, &input_whole, reader) : ut_cli_drive_file(&drive, in);
+    if (input == REPLAY_REACHED_AT)
+        input = UT_OK;
     if (input == UT_ENOMEM) {
+        ut_cli_drive_end(&drive);
         st = input;
         goto report;
     }
-    /* Whatever the input's fate, what was applied settles and prints. */
-    ut_engine_advance(r.engine, r.last_clock_us + REPLAY_SETTLE_US);
+    /* Whatever the input's fate, what was applied settles and prints; at
+     * --at, the clock stops at that very time instead. */
+    if (r.has_at)
+        ut_engine_advance(r.engine, r.at_us);
+    else
+        ut_cli_drive_settle(&drive);
+    ut_cli_drive_end(&drive);
     if (r.fatal != UT_OK) {
         st = r.fatal;
         goto report;
@@ -485,8 +494,9 @@ done:
         fprintf(stderr, "uitrail replay: writing the output failed: %s\n", strerror(errno));
         exit_code = UT_CLI_FAILED;
     }
-    ut_fwd_decoder_free(r.decoder);
     ut_engine_free(r.engine);
+    ut_rec_reader_free(reader);
+    ut_cli_input_free(&input_whole);
     tab_order_free(&r.tabs);
     ut_buf_free(&r.line);
     return exit_code;
@@ -495,8 +505,8 @@ done:
 const ut_cli_command ut_cli_replay = {
     .name = "replay",
     .summary = "apply a recorded or captured event stream and print the traces",
-    .usage = "FILE [--tab TAB] [--format text|json|marks] [--limit N] [--max-tokens N] [--framed] [--model M] "
-             "[--ring N] [--debounce-ms N]",
+    .usage = "FILE [--tab TAB] [--format text|json|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
+             "[--model M] [--ring N] [--debounce-ms N]",
     .help = replay_help,
     .run = replay_run,
 };

@@ -1,13 +1,13 @@
 // Shared pieces of the e2e suite: headless Chromium, a small static server
-// for the demo and the sender (optionally capturing what the sender sends,
-// or proxying /v1/ to a real daemon), and the real uitraild on a private
-// runtime directory and a free port.
+// for the demo and the sender (optionally capturing what the sender sends),
+// and the real uitraild (serving the demo with --demo) on a private runtime
+// directory and a free port.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, request as httpRequest } from 'node:http';
-import { connect as netConnect, createServer as createNetServer } from 'node:net';
+import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,12 +119,9 @@ function serveStatic(response, file) {
  *  - capture: POST /v1/ingest and WebSocket /v1/ingest decode what the
  *    sender sends into `records` ({tag, time, record, option, via}); the
  *    WebSocket acks each chunk unless `ackChunks` is false.
- *  - proxy: { port, token } forwards /v1/* (and WebSocket upgrades) to a
- *    daemon on that port, adding the bearer token to reads, so the demo can
- *    run against a daemon that does not serve /demo/ itself yet.
  *  - page: extra HTML pages by path (for the foreign-origin test).
  */
-export async function startStaticServer({ config = {}, capture = false, proxy = null, pages = {} } = {}) {
+export async function startStaticServer({ config = {}, capture = false, pages = {} } = {}) {
   const records = [];
   const sockets = new Set();
   const state = { ackChunks: true, connections: 0, protocols: [], payloads: [] };
@@ -152,10 +149,6 @@ export async function startStaticServer({ config = {}, capture = false, proxy = 
         response.writeHead(202, { 'content-type': 'application/json' });
         response.end('{"accepted":true}');
       });
-      return;
-    }
-    if (proxy && url.pathname.startsWith('/v1/')) {
-      proxyRequest(request, response, proxy);
       return;
     }
     const file = request.method === 'GET' ? staticFileFor(url.pathname) : null;
@@ -195,8 +188,6 @@ export async function startStaticServer({ config = {}, capture = false, proxy = 
     const url = new URL(request.url, 'http://localhost');
     if (wss && url.pathname === '/v1/ingest') {
       wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
-    } else if (proxy && url.pathname === '/v1/ingest') {
-      proxyUpgrade(request, socket, head, proxy);
     } else {
       socket.destroy();
     }
@@ -221,44 +212,6 @@ export async function startStaticServer({ config = {}, capture = false, proxy = 
       await once(server, 'close');
     },
   };
-}
-
-function proxyRequest(request, response, proxy) {
-  const headers = { ...request.headers, host: `127.0.0.1:${proxy.port}` };
-  // The demo panel authenticates with a demo token in the query; the proxy
-  // stands in for the daemon's --demo mode and reads with the real token.
-  if (proxy.token) headers.authorization = `Bearer ${proxy.token}`;
-  const url = new URL(request.url, 'http://localhost');
-  url.searchParams.delete('token');
-  const upstream = httpRequest({
-    host: '127.0.0.1', port: proxy.port, method: request.method,
-    path: url.pathname + url.search, headers,
-  }, (answer) => {
-    response.writeHead(answer.statusCode, answer.headers);
-    answer.pipe(response);
-  });
-  upstream.on('error', () => {
-    if (!response.headersSent) response.writeHead(502);
-    response.end();
-  });
-  request.pipe(upstream);
-}
-
-function proxyUpgrade(request, socket, head, proxy) {
-  const upstream = netConnect(proxy.port, '127.0.0.1', () => {
-    let raw = `${request.method} ${request.url} HTTP/1.1\r\n`;
-    for (let i = 0; i < request.rawHeaders.length; i += 2) {
-      const name = request.rawHeaders[i];
-      const value = name.toLowerCase() === 'host' ? `127.0.0.1:${proxy.port}` : request.rawHeaders[i + 1];
-      raw += `${name}: ${value}\r\n`;
-    }
-    upstream.write(`${raw}\r\n`);
-    if (head.length) upstream.write(head);
-    upstream.pipe(socket);
-    socket.pipe(upstream);
-  });
-  upstream.on('error', () => socket.destroy());
-  socket.on('error', () => upstream.destroy());
 }
 
 // ------------------------------------------------------------ browser

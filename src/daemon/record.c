@@ -1,0 +1,513 @@
+/* --record DIR: the daemon's side of recorded sessions (protocol §5).
+ *
+ * Each recorded tab has a ut_rec_writer (src/record: pure, it only builds
+ * frames) and a file DIR/<first-event-time>-<tab>.uitrail, created with
+ * O_EXCL so that no recording is ever appended to or overwritten. Events
+ * arrive from the engine's on_applied, after redaction. Every finished
+ * frame is written with one write(2), so a crash tears at most the frame
+ * being written and the reader drops just that tail.
+ *
+ * A frame is cut when its content reaches --record-frame-bytes, when its
+ * first event is --record-frame-ms old (one timer over all writers, armed
+ * at the earliest deadline), when the tab is closed or evicted, at
+ * shutdown, and before an ack: an ack for a `chunk` is sent only once the
+ * frames holding the events before it are written.
+ *
+ * An error on a tab's file (open, write, fsync; disk full) stops recording
+ * for that tab alone, with one log line and uitrail_record_errors_total;
+ * ingest and traces go on. Beyond --record-max-files open files, the least
+ * recently written one is flushed and closed; its tab's next event starts
+ * a new file, so a tab may have several files (each with its own meta
+ * entry), read one after the other in name order.
+ *
+ * The writes are blocking writes to a local file, made on the loop thread:
+ * a frame is small (64 KiB of content at most, compressed) and written
+ * once per second per busy tab. --fsync frame adds an fdatasync per frame
+ * on the same thread; it trades ingest latency for durability. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* Buckets of the tab table when recording starts; it doubles as it fills. */
+#define REC_BUCKETS_INITIAL 64
+
+struct ut__rec_file {
+    ut__rec_file *hash_next;
+    ut__rec_file *lru_prev, *lru_next;         /* open files only */
+    ut__rec_file *touched_prev, *touched_next; /* on the touched list only */
+    bool touched;
+    bool stopped;         /* an error stopped this tab's recording */
+    ut_rec_writer *writer; /* NULL when no file is open */
+    int fd;               /* -1 when no file is open */
+    uint64_t hash;
+    size_t tab_len;
+    char tab[];           /* not NUL-terminated */
+};
+
+/* ---- the tab table ---- */
+
+static uint64_t tab_hash(ut_str tab)
+{
+    return XXH3_64bits(tab.ptr, tab.len);
+}
+
+static ut__rec_file **bucket_of(ut__recorder *r, uint64_t hash)
+{
+    return &r->buckets[hash & (r->n_buckets - 1)];
+}
+
+static ut__rec_file *table_find(ut__recorder *r, ut_str tab, uint64_t hash)
+{
+    for (ut__rec_file *f = *bucket_of(r, hash); f; f = f->hash_next) {
+        if (f->hash == hash && ut_str_eq(ut_str_from(f->tab, f->tab_len), tab))
+            return f;
+    }
+    return NULL;
+}
+
+/* Doubles the buckets when the table is full. A failed allocation keeps
+ * the old buckets: longer chains, nothing lost. */
+static void table_maybe_grow(ut__recorder *r)
+{
+    if (r->n_entries < r->n_buckets)
+        return;
+    size_t n = r->n_buckets * 2;
+    ut__rec_file **buckets = ut_calloc(n, sizeof *buckets);
+    if (!buckets)
+        return;
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        for (ut__rec_file *f = r->buckets[i], *next; f; f = next) {
+            next = f->hash_next;
+            ut__rec_file **b = &buckets[f->hash & (n - 1)];
+            f->hash_next = *b;
+            *b = f;
+        }
+    }
+    ut_free(r->buckets);
+    r->buckets = buckets;
+    r->n_buckets = n;
+}
+
+static void table_remove(ut__recorder *r, ut__rec_file *f)
+{
+    for (ut__rec_file **p = bucket_of(r, f->hash); *p; p = &(*p)->hash_next) {
+        if (*p == f) {
+            *p = f->hash_next;
+            r->n_entries--;
+            return;
+        }
+    }
+}
+
+/* ---- the open-file and touched lists ---- */
+
+static void lru_unlink(ut__recorder *r, ut__rec_file *f)
+{
+    if (f->lru_prev)
+        f->lru_prev->lru_next = f->lru_next;
+    else
+        r->lru_head = f->lru_next;
+    if (f->lru_next)
+        f->lru_next->lru_prev = f->lru_prev;
+    else
+        r->lru_tail = f->lru_prev;
+    f->lru_prev = f->lru_next = NULL;
+}
+
+static void lru_push_head(ut__recorder *r, ut__rec_file *f)
+{
+    f->lru_prev = NULL;
+    f->lru_next = r->lru_head;
+    if (r->lru_head)
+        r->lru_head->lru_prev = f;
+    r->lru_head = f;
+    if (!r->lru_tail)
+        r->lru_tail = f;
+}
+
+static void touched_link(ut__recorder *r, ut__rec_file *f)
+{
+    if (f->touched)
+        return;
+    f->touched = true;
+    f->touched_prev = NULL;
+    f->touched_next = r->touched;
+    if (r->touched)
+        r->touched->touched_prev = f;
+    r->touched = f;
+}
+
+static void touched_unlink(ut__recorder *r, ut__rec_file *f)
+{
+    if (!f->touched)
+        return;
+    if (f->touched_prev)
+        f->touched_prev->touched_next = f->touched_next;
+    else
+        r->touched = f->touched_next;
+    if (f->touched_next)
+        f->touched_next->touched_prev = f->touched_prev;
+    f->touched_prev = f->touched_next = NULL;
+    f->touched = false;
+}
+
+/* ---- files ---- */
+
+/* Closes the file of `f` without writing anything more, and frees its
+ * writer. The entry stays in the table. */
+static void file_release(ut__recorder *r, ut__rec_file *f)
+{
+    if (!f->writer)
+        return;
+    touched_unlink(r, f);
+    lru_unlink(r, f);
+    r->n_open--;
+    if (close(f->fd) != 0)
+        ut__log(UT__LOG_WARN, "closing the recording of tab '%.*s' failed: %s", (int)f->tab_len, f->tab,
+                strerror(errno));
+    f->fd = -1;
+    ut_rec_writer_free(f->writer);
+    f->writer = NULL;
+}
+
+/* A recording error: says what failed, counts it, and stops recording
+ * `f`'s tab for as long as the tab lives. */
+static void file_fail(ut__daemon *d, ut__rec_file *f, const char *what, int err)
+{
+    d->m.record_errors++;
+    ut__log(UT__LOG_ERROR,
+            "recording of tab '%.*s' stopped: %s: %s; its events are still applied and served but not "
+            "recorded until the tab is closed or evicted (check the space and permissions of %s)",
+            (int)f->tab_len, f->tab, what, strerror(err), d->settings.record_dir);
+    file_release(&d->rec, f);
+    f->stopped = true;
+}
+
+/* Writes one finished frame with a single write(2), then fdatasync when
+ * --fsync frame. False (and the tab's recording stopped) on any failure,
+ * a short write included: the reader drops a torn tail, so the file stays
+ * readable up to the last whole frame. */
+static bool file_write_frame(ut__daemon *d, ut__rec_file *f, ut_str frame)
+{
+    if (frame.len == 0)
+        return true;
+    ssize_t n;
+    do
+        n = write(f->fd, frame.ptr, frame.len);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 || (size_t)n != frame.len) {
+        if (n > 0)
+            d->m.record_bytes += (uint64_t)n;
+        file_fail(d, f, n < 0 ? "write failed" : "short write (disk full?)", n < 0 ? errno : ENOSPC);
+        return false;
+    }
+    if (d->settings.fsync == UT__FSYNC_FRAME && fdatasync(f->fd) != 0) {
+        file_fail(d, f, "fdatasync failed", errno);
+        return false;
+    }
+    d->m.record_frames++;
+    d->m.record_bytes += frame.len;
+    return true;
+}
+
+/* Handles the answer of a writer call that may have finished a frame. */
+static void file_after_writer(ut__daemon *d, ut__rec_file *f, ut_status st, ut_str frame)
+{
+    if (frame.len > 0 && !file_write_frame(d, f, frame))
+        return;
+    if (st == UT_ENOMEM) {
+        /* The frame stays queued whole; the next cut retries it. */
+        d->m.record_errors++;
+        ut__log(UT__LOG_ERROR, "out of memory compressing a recording frame of tab '%.*s': it is retried "
+                "at the next cut", (int)f->tab_len, f->tab);
+    } else if (st != UT_OK) {
+        d->m.record_errors++;
+        ut__log(UT__LOG_ERROR, "compressing a recording frame of tab '%.*s' failed: %s", (int)f->tab_len,
+                f->tab, ut_status_str(st));
+    }
+}
+
+/* Writes the pending frame of `f`, if any. */
+static void file_flush(ut__daemon *d, ut__rec_file *f)
+{
+    if (!f->writer)
+        return;
+    ut_str frame = UT_STR_NULL;
+    ut_status st = ut_rec_writer_flush(f->writer, &frame);
+    file_after_writer(d, f, st, frame);
+}
+
+/* Flushes and closes `f`'s file and drops its entry. */
+static void file_close(ut__daemon *d, ut__rec_file *f)
+{
+    file_flush(d, f);
+    file_release(&d->rec, f);
+    table_remove(&d->rec, f);
+    ut_free(f);
+}
+
+/* Appends to r->name the name of a new file for `tab` whose first event
+ * is at `time_us`: the plain name for try 0, else `.<try>` after the time
+ * (which keeps the names sorted by time and the tab part intact). */
+static ut_status file_name(ut__recorder *r, int64_t time_us, ut_str tab, unsigned try)
+{
+    ut_buf_reset(&r->name);
+    ut_status st = ut_rec_file_name(time_us, tab, &r->name);
+    if (st != UT_OK || try == 0)
+        return st;
+    char suffix[16];
+    int n = snprintf(suffix, sizeof suffix, ".%u", try);
+    if (ut_buf_reserve(&r->name, (size_t)n) != UT_OK)
+        return UT_ENOMEM;
+    /* The time part ends in 'Z' and has no '-': the first "Z-" ends it. */
+    char *dash = strstr(r->name.data, "Z-");
+    if (!dash)
+        return UT_EINVAL;
+    dash++;
+    memmove(dash + n, dash, (size_t)(r->name.data + r->name.len + 1 - dash));
+    memcpy(dash, suffix, (size_t)n);
+    r->name.len += (size_t)n;
+    return UT_OK;
+}
+
+/* Creates the file of a new recording of `f`'s tab, starting with `ev`,
+ * and its writer. Errors are logged and stop the tab's recording. */
+static void file_open(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
+{
+    ut__recorder *r = &d->rec;
+    ut_str tab = ut_str_from(f->tab, f->tab_len);
+    int fd = -1, open_errno = 0;
+    for (unsigned try = 0; try <= UT_REC_NAME_SUFFIX_MAX; try++) {
+        ut_status st = file_name(r, ev->time_us, tab, try);
+        if (st != UT_OK) {
+            d->m.record_errors++;
+            ut__log(UT__LOG_ERROR, "cannot name a recording for tab '%.*s': %s; this event is not recorded",
+                    (int)f->tab_len, f->tab, ut_status_str(st));
+            return;
+        }
+        fd = openat(r->dir_fd, r->name.data, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        open_errno = errno;
+        char what[512];
+        snprintf(what, sizeof what, "cannot create %s/%s", d->settings.record_dir, r->name.data);
+        file_fail(d, f, what, open_errno);
+        return;
+    }
+    if (d->settings.fsync == UT__FSYNC_FRAME && fsync(r->dir_fd) != 0)
+        ut__log(UT__LOG_WARN, "fsync of %s failed: %s; the new file %s may not survive a power loss",
+                d->settings.record_dir, strerror(errno), r->name.data);
+
+    ut_rec_meta meta = {
+        .time_us = ev->time_us,
+        .daemon = UT_STR_LIT(UT_VERSION),
+        .tab = tab,
+        .version = UT_REC_VERSION,
+        .has_config = true,
+        .config = *ut_engine_config(d->engine),
+    };
+    char err[256];
+    ut_status st = ut_rec_writer_new(&r->opts, &meta, &f->writer, err, sizeof err);
+    if (st != UT_OK) {
+        /* The options were checked at start, so this is memory. */
+        close(fd);
+        unlinkat(r->dir_fd, r->name.data, 0);
+        d->m.record_errors++;
+        ut__log(UT__LOG_ERROR, "cannot start the recording of tab '%.*s': %s; this event is not recorded",
+                (int)f->tab_len, f->tab, st == UT_ENOMEM ? "out of memory" : err);
+        return;
+    }
+    f->fd = fd;
+    lru_push_head(r, f);
+    r->n_open++;
+    d->m.record_files++;
+    ut__log(UT__LOG_DEBUG, "recording tab '%.*s' to %s/%s", (int)f->tab_len, f->tab, d->settings.record_dir,
+            r->name.data);
+}
+
+/* ---- the flush timer ---- */
+
+static void arm_timer(ut__daemon *d, int64_t due_us);
+
+static void on_flush_timer(uv_timer_t *t)
+{
+    ut__daemon *d = t->data;
+    ut__recorder *r = &d->rec;
+    r->timer_due = INT64_MAX;
+    int64_t now = ut__wall_us();
+    int64_t next = INT64_MAX;
+    for (ut__rec_file *f = r->lru_head, *following; f; f = following) {
+        following = f->lru_next; /* a failed write unlinks f */
+        ut_str frame = UT_STR_NULL;
+        ut_status st = ut_rec_writer_flush_due(f->writer, now, &frame);
+        file_after_writer(d, f, st, frame);
+        if (f->writer) {
+            int64_t due = ut_rec_writer_deadline(f->writer);
+            if (due < next)
+                next = due;
+        }
+    }
+    arm_timer(d, next);
+}
+
+/* Arms the timer for `due_us` when that is earlier than what it is armed
+ * for. A deadline that passes (a frame cut by size or by an ack) costs at
+ * most one timer run that finds nothing due. */
+static void arm_timer(ut__daemon *d, int64_t due_us)
+{
+    ut__recorder *r = &d->rec;
+    if (due_us == INT64_MAX || due_us >= r->timer_due || d->stopping)
+        return;
+    r->timer_due = due_us;
+    int64_t delay_us = due_us - ut__wall_us();
+    uint64_t delay_ms = delay_us <= 0 ? 0 : (uint64_t)((delay_us + 999) / 1000);
+    uv_timer_start(&r->timer, on_flush_timer, delay_ms, 0);
+}
+
+/* ---- the daemon's calls ---- */
+
+ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen)
+{
+    ut__recorder *r = &d->rec;
+    *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT};
+    const char *dir = d->settings.record_dir;
+    if (!dir)
+        return UT_OK;
+    ut_rec_writer_opts_defaults(&r->opts);
+    r->opts.frame_bytes = d->settings.record_frame_bytes;
+    r->opts.frame_interval_ms = d->settings.record_frame_ms;
+
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "--record %s: cannot create the directory: %s", dir, strerror(errno));
+        return UT_EIO;
+    }
+    r->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (r->dir_fd < 0) {
+        snprintf(err, errlen, "--record %s: cannot open the directory: %s", dir, strerror(errno));
+        return UT_EIO;
+    }
+    r->buckets = ut_calloc(REC_BUCKETS_INITIAL, sizeof *r->buckets);
+    if (!r->buckets) {
+        close(r->dir_fd);
+        r->dir_fd = -1;
+        snprintf(err, errlen, "out of memory starting the recorder");
+        return UT_ENOMEM;
+    }
+    r->n_buckets = REC_BUCKETS_INITIAL;
+    uv_timer_init(d->loop, &r->timer);
+    r->timer.data = d;
+    r->enabled = true;
+    ut__log(UT__LOG_INFO, "recording to %s (frames of %u bytes or %u ms, fsync %s, at most %u files open)",
+            dir, r->opts.frame_bytes, r->opts.frame_interval_ms,
+            d->settings.fsync == UT__FSYNC_FRAME ? "frame" : "never", d->settings.record_max_files);
+    return UT_OK;
+}
+
+void ut__record_event(ut__daemon *d, const ut_event *ev)
+{
+    ut__recorder *r = &d->rec;
+    if (!r->enabled || d->stopping)
+        return;
+    uint64_t hash = tab_hash(ev->tab);
+    ut__rec_file *f = table_find(r, ev->tab, hash);
+    if (f && f->stopped)
+        return;
+    if (ev->kind == UT_KIND_CLOSE && !f)
+        return; /* a close for a tab not recorded: no file just for that */
+    if (!f) {
+        f = ut_calloc(1, sizeof *f + ev->tab.len);
+        if (!f) {
+            d->m.record_errors++;
+            ut__log(UT__LOG_ERROR, "out of memory: an event of tab '%.*s' is not recorded", (int)ev->tab.len,
+                    ev->tab.ptr);
+            return;
+        }
+        f->fd = -1;
+        f->hash = hash;
+        f->tab_len = ev->tab.len;
+        memcpy(f->tab, ev->tab.ptr, ev->tab.len);
+        table_maybe_grow(r);
+        ut__rec_file **b = bucket_of(r, hash);
+        f->hash_next = *b;
+        *b = f;
+        r->n_entries++;
+    }
+    if (!f->writer) {
+        while (r->n_open >= d->settings.record_max_files && r->lru_tail)
+            file_close(d, r->lru_tail);
+        file_open(d, f, ev);
+        if (!f->writer) {
+            if (!f->stopped)
+                file_close(d, f); /* nothing open: forget the entry, the next event tries again */
+            return;
+        }
+    }
+    ut_str frame = UT_STR_NULL;
+    ut_status st = ut_rec_writer_append(f->writer, ev, &frame);
+    if (st == UT_OK)
+        d->m.record_events++;
+    if (st == UT_ELIMIT || st == UT_EINVAL) {
+        d->m.record_errors++;
+        ut__log(UT__LOG_WARN, "a %s event of tab '%.*s' cannot be recorded (%s); it was applied",
+                ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
+        st = UT_OK;
+    }
+    file_after_writer(d, f, st, frame);
+    if (!f->writer)
+        return;
+    if (f != r->lru_head) {
+        lru_unlink(r, f);
+        lru_push_head(r, f);
+    }
+    touched_link(r, f);
+    arm_timer(d, ut_rec_writer_deadline(f->writer));
+}
+
+void ut__record_tab_gone(ut__daemon *d, ut_str tab)
+{
+    ut__recorder *r = &d->rec;
+    if (!r->enabled)
+        return;
+    ut__rec_file *f = table_find(r, tab, tab_hash(tab));
+    if (f)
+        file_close(d, f);
+}
+
+void ut__record_sync(ut__daemon *d)
+{
+    ut__recorder *r = &d->rec;
+    while (r->touched) {
+        ut__rec_file *f = r->touched;
+        touched_unlink(r, f);
+        file_flush(d, f);
+    }
+}
+
+void ut__record_stop(ut__daemon *d)
+{
+    ut__recorder *r = &d->rec;
+    if (!r->enabled)
+        return;
+    r->enabled = false;
+    uv_timer_stop(&r->timer);
+    for (size_t i = 0; i < r->n_buckets; i++) {
+        while (r->buckets[i])
+            file_close(d, r->buckets[i]);
+    }
+    ut_free(r->buckets);
+    r->buckets = NULL;
+    r->n_buckets = 0;
+    ut_buf_free(&r->name);
+    if (d->settings.fsync == UT__FSYNC_FRAME && fsync(r->dir_fd) != 0)
+        ut__log(UT__LOG_WARN, "fsync of %s failed: %s", d->settings.record_dir, strerror(errno));
+    close(r->dir_fd);
+    r->dir_fd = -1;
+}

@@ -1,0 +1,1028 @@
+/* Integration tests of recording (uitraild --record, protocol §5): the real
+ * daemon records, the real `uitrail` reads, replays and re-sends. Each case
+ * starts its own daemon on a private runtime directory and records into a
+ * private directory. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <jansson.h>
+#include <msgpack.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+#include "uitrail/limits.h"
+#include "uitrail/record.h"
+
+/* How long the marks and traces of a fixture may take to settle live: the
+ * busy cap of the daemons below, the dead-click window, and slack. */
+#define SETTLE_WAIT_MS 15000
+/* After every tab is stable, the stream is kept this much longer so that
+ * what settles after a stable mark (a dead click) is seen too. */
+#define LINGER_MS (UT_DEAD_CLICK_MS + 700)
+
+/* ---- helpers ---- */
+
+static char *fixture_path(const char *rel)
+{
+    const char *root = getenv("UT_SOURCE_ROOT");
+    ut_buf p = UT_BUF_INIT;
+    ut_buf_printf(&p, "%s/%s", root ? root : ".", rel);
+    return p.data;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A private directory for recordings (and whatever else a case keeps
+ * across daemons), removed at the end of the case. */
+typedef struct scratch {
+    char dir[64];
+    char rec[96];
+} scratch;
+
+static void scratch_make(scratch *s)
+{
+    snprintf(s->dir, sizeof s->dir, "/tmp/uitrail-rec-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->rec, sizeof s->rec, "%s/rec", s->dir);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void scratch_remove(scratch *s)
+{
+    nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Runs a shell command line and returns its standard output (caller
+ * frees); `status` receives the exit status. The paths in these tests have
+ * no spaces or shell characters, so the line is built with printf. */
+static char *run(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *run(int *status, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    ut_buf out = UT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        ut_buf_append(&out, chunk, n);
+    ut_buf_append(&out, "", 0);
+    int rc = pclose(p);
+    *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return out.data;
+}
+
+static const char *uitrail_bin(void)
+{
+    const char *bin = getenv("UITRAIL");
+    if (!bin)
+        fail_msg("UITRAIL is not set (run the tests with meson test)");
+    return bin;
+}
+
+/* The daemon's runtime directory, from the socket it printed. */
+static void runtime_dir_of(const itest_daemon *d, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", d->ingest_sock);
+    char *slash = strrchr(out, '/');
+    assert_non_null(slash);
+    *slash = '\0';
+}
+
+/* `uitrail send --speed SPEED FILE` into the daemon; asserts success. */
+static void send_file(const itest_daemon *d, const char *path, const char *speed)
+{
+    char rt[400];
+    runtime_dir_of(d, rt, sizeof rt);
+    int status;
+    char *out = run(&status, "%s send --speed %s --runtime-dir %s %s 2>&1", uitrail_bin(), speed, rt, path);
+    if (status != 0)
+        fail_msg("uitrail send %s failed (%d): %s", path, status, out);
+    ut_free(out);
+}
+
+/* The recordings in `dir`, sorted by name (globfree when done). */
+static size_t recordings(const char *dir, glob_t *g)
+{
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, "%s/*" UT_REC_FILE_SUFFIX, dir);
+    int rc = glob(pattern, 0, NULL, g);
+    if (rc == GLOB_NOMATCH) {
+        g->gl_pathc = 0;
+        return 0;
+    }
+    assert_int_equal(rc, 0);
+    return g->gl_pathc;
+}
+
+/* The number after `key` in `text` (e.g. "events: "); -1 when absent. */
+static long long number_after(const char *text, const char *key)
+{
+    const char *at = strstr(text, key);
+    return at ? atoll(at + strlen(key)) : -1;
+}
+
+/* Percent-encodes a tab id for a URL path segment. */
+static void escape_segment(const char *tab, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)tab; *p && o + 4 < cap; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+            *p == '_' || *p == '.') {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Waits until the daemon says `tab` is stable. */
+static void wait_stable(const itest_daemon *d, const char *tab)
+{
+    char esc[400], target[512];
+    escape_segment(tab, esc, sizeof esc);
+    int64_t deadline = mono_ms() + SETTLE_WAIT_MS;
+    for (;;) {
+        snprintf(target, sizeof target, "/v1/tabs/%s/stable?wait_ms=%d", esc, 2000);
+        char *body = itest_get(d, target, 200);
+        assert_non_null(body);
+        bool stable = strstr(body, "\"stable\":true") != NULL;
+        ut_free(body);
+        if (stable)
+            return;
+        if (mono_ms() > deadline)
+            fail_msg("tab %s did not become stable within %d ms", tab, SETTLE_WAIT_MS);
+    }
+}
+
+static char *trace_of(const itest_daemon *d, const char *tab)
+{
+    char esc[400], target[512];
+    escape_segment(tab, esc, sizeof esc);
+    snprintf(target, sizeof target, "/v1/tabs/%s/trace?format=text", esc);
+    return itest_get(d, target, 200);
+}
+
+/* The tabs the daemon knows (a JSON array of objects with "tab"). */
+static json_t *tabs_of(const itest_daemon *d)
+{
+    char *body = itest_get(d, "/v1/tabs", 200);
+    assert_non_null(body);
+    json_error_t jerr;
+    json_t *tabs = json_loads(body, 0, &jerr);
+    ut_free(body);
+    assert_non_null(tabs);
+    assert_true(json_is_array(tabs));
+    return tabs;
+}
+
+/* ---- an event stream (GET /v1/events?tab=*) kept for later ---- */
+
+typedef struct sse_log {
+    int fd;
+    ut_buf raw;
+} sse_log;
+
+static void sse_open(const itest_daemon *d, sse_log *s)
+{
+    s->raw = UT_BUF_INIT;
+    s->fd = itest_connect_unix(d->http_sock);
+    assert_true(s->fd >= 0);
+    static const char req[] = "GET /v1/events?tab=* HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    assert_true(itest_send(s->fd, req, sizeof req - 1));
+    /* The stream is live once its headers are in. */
+    int64_t deadline = mono_ms() + ITEST_TIMEOUT_MS;
+    while (!s->raw.data || !strstr(s->raw.data, "\r\n\r\n")) {
+        char buf[4096];
+        ssize_t n = itest_recv(s->fd, buf, sizeof buf, (int)(deadline - mono_ms()));
+        assert_true(n > 0);
+        ut_buf_append(&s->raw, buf, (size_t)n);
+    }
+}
+
+/* Reads what the stream sends for `ms`. */
+static void sse_pump(sse_log *s, int ms)
+{
+    int64_t deadline = mono_ms() + ms;
+    for (;;) {
+        int left = (int)(deadline - mono_ms());
+        if (left <= 0)
+            return;
+        char buf[65536];
+        ssize_t n = itest_recv(s->fd, buf, sizeof buf, left);
+        if (n < 0)
+            return; /* quiet until the deadline */
+        assert_true(n > 0);
+        ut_buf_append(&s->raw, buf, (size_t)n);
+    }
+}
+
+static void sse_close(sse_log *s)
+{
+    close(s->fd);
+    ut_buf_free(&s->raw);
+}
+
+/* Appends to `out`, one per line, the data of every `event: NAME` message
+ * in the stream. The body is chunked HTTP; a message never holds a chunk
+ * header inside it because each message is written as one chunk, so
+ * messages are found by their "event: " line and end at the blank line. */
+static void sse_data_of(const sse_log *s, const char *name, ut_buf *out)
+{
+    char head[64];
+    snprintf(head, sizeof head, "event: %s\ndata: ", name);
+    const char *p = s->raw.data;
+    while ((p = strstr(p, head)) != NULL) {
+        p += strlen(head);
+        const char *end = strchr(p, '\n');
+        assert_non_null(end);
+        ut_buf_append(out, p, (size_t)(end - p));
+        ut_buf_append(out, "\n", 1);
+        p = end;
+    }
+    ut_buf_append(out, "", 0);
+}
+
+/* The text of the last `trace` message for `tab`, with the newline that
+ * `uitrail replay` ends a trace with; NULL when there is none. */
+static char *sse_last_trace(const sse_log *s, const char *tab)
+{
+    ut_buf lines = UT_BUF_INIT;
+    sse_data_of(s, "trace", &lines);
+    char *last = NULL;
+    for (char *line = lines.data; line && *line;) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        json_error_t jerr;
+        json_t *msg = json_loads(line, 0, &jerr);
+        assert_non_null(msg);
+        const char *t = json_string_value(json_object_get(msg, "tab"));
+        const char *text = json_string_value(json_object_get(msg, "text"));
+        if (t && text && strcmp(t, tab) == 0) {
+            ut_free(last);
+            ut_buf b = UT_BUF_INIT;
+            ut_buf_append_cstr(&b, text);
+            if (b.len == 0 || b.data[b.len - 1] != '\n')
+                ut_buf_append_cstr(&b, "\n");
+            last = b.data;
+        }
+        json_decref(msg);
+        line = nl + 1;
+    }
+    ut_buf_free(&lines);
+    return last;
+}
+
+/* ---- cases ---- */
+
+/* bluewidget through a recording daemon: `uitrail info` counts what the
+ * daemon applied, and replaying the recording gives the very trace the
+ * daemon served. */
+static void test_recording_round_trip(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, NULL}));
+    char *fixture = fixture_path("fixtures/sessions/bluewidget.json");
+    send_file(&d, fixture, "max");
+
+    /* The daemon's trace settles on its own clock; `uitrail replay` of the
+     * fixture says where it settles. */
+    int status;
+    char *reference = run(&status, "%s replay %s", uitrail_bin(), fixture);
+    assert_int_equal(status, 0);
+    json_t *tabs = tabs_of(&d);
+    assert_int_equal(json_array_size(tabs), 1);
+    char tab[256];
+    snprintf(tab, sizeof tab, "%s", json_string_value(json_object_get(json_array_get(tabs, 0), "tab")));
+    json_decref(tabs);
+    wait_stable(&d, tab);
+    ut_buf served = UT_BUF_INIT;
+    for (int tries = 0; tries < 100; tries++) {
+        char *text = trace_of(&d, tab);
+        assert_non_null(text);
+        ut_buf_reset(&served);
+        ut_buf_append_cstr(&served, text);
+        if (served.len == 0 || served.data[served.len - 1] != '\n')
+            ut_buf_append_cstr(&served, "\n");
+        ut_free(text);
+        if (strcmp(served.data, reference) == 0)
+            break;
+        usleep(50000);
+    }
+    /* What info must count: the daemon's own applied counters. */
+    ut_buf expected_counts = UT_BUF_INIT;
+    long long total = 0;
+    static const char *const kinds[] = {"nav", "click", "change", "alert", "dialog", "mutation", "close"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char sample[96];
+        snprintf(sample, sizeof sample, "uitrail_events_applied_total{kind=\"%s\"}", kinds[k]);
+        long long n = itest_metric(&d, sample);
+        assert_true(n >= 0);
+        if (n > 0)
+            ut_buf_printf(&expected_counts, "%s%s %lld", total ? ", " : "", kinds[k], n);
+        total += n;
+    }
+    assert_true(total > 0);
+    assert_int_equal(itest_metric(&d, "uitrail_record_events_total"), total);
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 1);
+    assert_int_equal(itest_metric(&d, "uitrail_record_errors_total"), 0);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    struct stat st;
+    assert_int_equal(stat(g.gl_pathv[0], &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(s.rec, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+
+    char *info = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    char want[512];
+    snprintf(want, sizeof want, "events: %lld (%s)", total, expected_counts.data);
+    if (!strstr(info, want))
+        fail_msg("uitrail info does not say \"%s\":\n%s", want, info);
+    assert_non_null(strstr(info, "damage: none"));
+    assert_non_null(strstr(info, "recorded by: uitraild " UT_VERSION));
+
+    char *replayed = run(&status, "%s replay --tab %s %s", uitrail_bin(), tab, g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_string_equal(replayed, served.data);
+    /* And the daemon converged to replay's answer for the fixture. */
+    assert_string_equal(served.data, reference);
+
+    ut_free(replayed);
+    ut_free(info);
+    ut_buf_free(&expected_counts);
+    ut_buf_free(&served);
+    ut_free(reference);
+    ut_free(fixture);
+    globfree(&g);
+    scratch_remove(&s);
+}
+
+/* Drives a daemon with one fixture, keeps its event stream until every tab
+ * is stable (and a while after), then checks that replaying the recording
+ * prints the very mark lines the stream carried, and each tab's last
+ * streamed trace. */
+static void live_equals_replay(const char *rel, const char *speed)
+{
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    /* A short busy cap keeps the infinite-spinner case short; the replay
+     * takes it from the recording's meta entry like every parameter. */
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--stab-busy-cap-ms", "3000", NULL}));
+    sse_log sse;
+    sse_open(&d, &sse);
+    char *fixture = fixture_path(rel);
+    send_file(&d, fixture, speed);
+    /* Every session fixture is one tab. */
+    json_t *tabs = tabs_of(&d);
+    assert_int_equal(json_array_size(tabs), 1);
+    char tab[256];
+    snprintf(tab, sizeof tab, "%s", json_string_value(json_object_get(json_array_get(tabs, 0), "tab")));
+    json_decref(tabs);
+    wait_stable(&d, tab);
+    sse_pump(&sse, LINGER_MS);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+
+    ut_buf live_marks = UT_BUF_INIT;
+    sse_data_of(&sse, "mark", &live_marks);
+    assert_true(live_marks.len > 1);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    int status;
+    char *replay_marks = run(&status, "%s replay --format marks %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    if (strcmp(live_marks.data, replay_marks) != 0)
+        fail_msg("%s: the live marks differ from the replayed ones\nlive:\n%sreplayed:\n%s", rel, live_marks.data,
+                 replay_marks);
+    char *live = sse_last_trace(&sse, tab);
+    assert_non_null(live);
+    char *replayed = run(&status, "%s replay --tab %s %s", uitrail_bin(), tab, g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    if (strcmp(live, replayed) != 0)
+        fail_msg("%s: the last live trace differs from the replayed one\nlive:\n%sreplayed:\n%s", rel, live,
+                 replayed);
+    ut_free(replayed);
+    ut_free(live);
+    ut_free(replay_marks);
+    ut_buf_free(&live_marks);
+    globfree(&g);
+    ut_free(fixture);
+    sse_close(&sse);
+    scratch_remove(&s);
+}
+
+static void test_recording_live_equals_replay_stability(void **state)
+{
+    (void)state;
+    char *dir = fixture_path("fixtures/stability");
+    glob_t g;
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/*.json", dir);
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 10);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *rel = strstr(g.gl_pathv[i], "fixtures/stability/");
+        fprintf(stderr, "  live vs replay: %s\n", rel);
+        /* At ten times the original pace, the daemon's timers and the
+         * stream's gaps both take part. */
+        live_equals_replay(rel, "10");
+    }
+    globfree(&g);
+    ut_free(dir);
+}
+
+static void test_recording_live_equals_replay_sessions(void **state)
+{
+    (void)state;
+    live_equals_replay("fixtures/sessions/bluewidget.json", "max");
+    live_equals_replay("fixtures/sessions/full20.json", "max");
+}
+
+/* Reads the acks the daemon has sent so far; returns the highest chunk
+ * number acked ("c<N>"), or `highest` when none is new. */
+static long read_acks(int fd, msgpack_unpacker *up, long highest)
+{
+    for (;;) {
+        if (!msgpack_unpacker_reserve_buffer(up, 4096))
+            fail_msg("out of memory");
+        ssize_t n = itest_recv(fd, msgpack_unpacker_buffer(up), msgpack_unpacker_buffer_capacity(up), 0);
+        if (n <= 0)
+            return highest;
+        msgpack_unpacker_buffer_consumed(up, (size_t)n);
+        msgpack_unpacked msg;
+        msgpack_unpacked_init(&msg);
+        while (msgpack_unpacker_next(up, &msg) == MSGPACK_UNPACK_SUCCESS) {
+            const msgpack_object *o = &msg.data;
+            if (o->type == MSGPACK_OBJECT_MAP && o->via.map.size == 1 &&
+                o->via.map.ptr[0].val.type == MSGPACK_OBJECT_STR) {
+                /* The string is not NUL-terminated: copy it first. */
+                char chunk[32];
+                const msgpack_object_str *v = &o->via.map.ptr[0].val.via.str;
+                snprintf(chunk, sizeof chunk, "%.*s", (int)v->size, v->ptr);
+                long number = atol(chunk + 1);
+                if (number > highest)
+                    highest = number;
+            }
+        }
+        msgpack_unpacked_destroy(&msg);
+    }
+}
+
+static int pack_to_buf(void *data, const char *bytes, size_t len)
+{
+    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
+}
+
+/* One Forward message of one click on tab `tab` with seq `n`, asking for
+ * the ack c<n> when `ack` is set. */
+static void pack_click(ut_buf *out, const char *tab, long n, double time_s, bool ack)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, pack_to_buf);
+    char name[32], chunk[32];
+    snprintf(name, sizeof name, "Item %ld", n);
+    snprintf(chunk, sizeof chunk, "c%ld", n);
+    msgpack_pack_array(&pk, ack ? 3 : 2);
+    msgpack_pack_str_with_body(&pk, "uitrail.click", 13);
+    msgpack_pack_array(&pk, 1);
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_double(&pk, time_s);
+    msgpack_pack_map(&pk, 5);
+    msgpack_pack_str_with_body(&pk, "tab", 3);
+    msgpack_pack_str_with_body(&pk, tab, strlen(tab));
+    msgpack_pack_str_with_body(&pk, "seq", 3);
+    msgpack_pack_uint64(&pk, (uint64_t)n);
+    msgpack_pack_str_with_body(&pk, "role", 4);
+    msgpack_pack_str_with_body(&pk, "button", 6);
+    msgpack_pack_str_with_body(&pk, "name", 4);
+    msgpack_pack_str_with_body(&pk, name, strlen(name));
+    msgpack_pack_str_with_body(&pk, "el", 2);
+    msgpack_pack_str_with_body(&pk, name, strlen(name));
+    if (ack) {
+        msgpack_pack_map(&pk, 1);
+        msgpack_pack_str_with_body(&pk, "chunk", 5);
+        msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
+    }
+    assert_false(out->oom);
+}
+
+/* kill -9 in the middle of a steady stream: every frame written before the
+ * kill reads back, every acked event is in the file, at most the last
+ * second of events is lost, and a new daemon starts on the same
+ * directories and records the tab into a new file. */
+static void test_recording_survives_kill_9(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    char rt[160];
+    snprintf(rt, sizeof rt, "%s/rt", s.dir);
+    itest_daemon d;
+    const char *const args[] = {"--runtime-dir", rt, "--record", s.rec, "--record-frame-ms", "100", "--fsync", "frame",
+                                NULL};
+    assert_true(itest_start(&d, args));
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(fd >= 0);
+    msgpack_unpacker up;
+    assert_true(msgpack_unpacker_init(&up, 4096));
+    /* One click every 5 ms for 2 s, one in ACK_EVERY asking for an ack
+     * (the others reach the file by the 100 ms frame timer); the send time
+     * of each is kept to tell how much of the tail the kill may take. */
+    enum { PERIOD_MS = 5, STREAM_MS = 2000, ACK_EVERY = 50 };
+    long sent = 0, acked = 0;
+    int64_t sent_at_ms[STREAM_MS / PERIOD_MS + 16];
+    double t0 = now_s();
+    int64_t start = mono_ms();
+    ut_buf msg = UT_BUF_INIT;
+    while (mono_ms() - start < STREAM_MS && sent < (long)(sizeof sent_at_ms / sizeof sent_at_ms[0])) {
+        ut_buf_reset(&msg);
+        pack_click(&msg, "k", sent + 1, t0 + (double)sent * PERIOD_MS / 1000.0, (sent + 1) % ACK_EVERY == 0);
+        assert_true(itest_send(fd, msg.data, msg.len));
+        sent_at_ms[sent++] = mono_ms();
+        acked = read_acks(fd, &up, acked);
+        usleep(PERIOD_MS * 1000);
+    }
+    acked = read_acks(fd, &up, acked);
+    int64_t killed_at = mono_ms();
+    itest_stop(&d, SIGKILL);
+    close(fd);
+    msgpack_unpacker_destroy(&up);
+    assert_true(acked > 0);
+
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    int status;
+    char *info = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    /* Frames are whole or the tail is torn: no other damage. */
+    const char *damage = strstr(info, "damage: ");
+    assert_non_null(damage);
+    if (strncmp(damage, "damage: none", 12) != 0) {
+        assert_non_null(strstr(damage, "torn tail"));
+        assert_null(strstr(damage, "checksum"));
+    }
+    long long recorded = number_after(info, "events: ");
+    if (recorded < acked) /* an ack means written */
+        fail_msg("%ld events acked but %lld in the file:\n%s", acked, recorded, info);
+    long lost_allowed = 0;
+    for (long i = 0; i < sent; i++)
+        lost_allowed += killed_at - sent_at_ms[i] <= 1000;
+    if (recorded < sent - lost_allowed)
+        fail_msg("%lld of %ld events recorded: more than the last second (%ld) lost\n%s", recorded, sent,
+                 lost_allowed, info);
+    char *replayed = run(&status, "%s replay %s 2>&1", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(replayed, "click [button]"));
+    ut_free(replayed);
+    ut_free(info);
+    globfree(&g);
+
+    /* The same runtime directory (its stale sockets) and record directory. */
+    assert_true(itest_start(&d, args));
+    fd = itest_connect_unix(d.ingest_sock);
+    assert_true(fd >= 0);
+    ut_buf_reset(&msg);
+    pack_click(&msg, "k", sent + 1, now_s() + 1, true);
+    assert_true(itest_send(fd, msg.data, msg.len));
+    char ack[64];
+    assert_true(itest_recv(fd, ack, sizeof ack, ITEST_TIMEOUT_MS) > 0);
+    close(fd);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    assert_int_equal(recordings(s.rec, &g), 2);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        char *line = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[i]);
+        assert_int_equal(status, 0);
+        assert_true(number_after(line, "events: ") > 0);
+        ut_free(line);
+    }
+    globfree(&g);
+    ut_buf_free(&msg);
+    scratch_remove(&s);
+}
+
+/* An ack is sent only once the frame holding the message's events is
+ * written: with the frame timer out of the way (60 s), the file holds the
+ * events as soon as their ack arrives, while the daemon still runs. */
+static void test_recording_ack_means_written(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--record-frame-ms", "60000", NULL}));
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(fd >= 0);
+    msgpack_unpacker up;
+    assert_true(msgpack_unpacker_init(&up, 4096));
+    ut_buf msg = UT_BUF_INIT;
+    double t0 = now_s();
+    /* Three messages without an ack, then one with. */
+    for (long i = 1; i <= 4; i++)
+        pack_click(&msg, "acked", i, t0 + (double)i, i == 4);
+    assert_true(itest_send(fd, msg.data, msg.len));
+    long acked = 0;
+    int64_t deadline = mono_ms() + ITEST_TIMEOUT_MS;
+    while (acked < 4 && mono_ms() < deadline)
+        acked = read_acks(fd, &up, acked);
+    assert_int_equal(acked, 4);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    int status;
+    char *info = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_int_equal(number_after(info, "events: "), 4);
+    assert_non_null(strstr(info, "damage: none"));
+    assert_int_equal(itest_metric(&d, "uitrail_record_frames_total"), 1);
+    ut_free(info);
+    globfree(&g);
+    close(fd);
+    msgpack_unpacker_destroy(&up);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    ut_buf_free(&msg);
+    scratch_remove(&s);
+}
+
+/* A recording that hits the file size limit (as a full disk would) stops
+ * with a logged error and the metric; ingest and traces go on. */
+static void test_recording_write_error_keeps_serving(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    /* The daemon inherits the limit; SIGXFSZ is ignored in it, so the
+     * write fails with EFBIG instead of killing it. */
+    struct rlimit saved, small = {.rlim_cur = 8192, .rlim_max = RLIM_INFINITY};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    small.rlim_max = saved.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    itest_daemon d;
+    bool started = itest_start(&d, (const char *const[]){"--record", s.rec, "--record-frame-bytes", "256", NULL});
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    assert_true(started);
+
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(fd >= 0);
+    msgpack_unpacker up;
+    assert_true(msgpack_unpacker_init(&up, 4096));
+    double t0 = now_s();
+    enum { EVENTS = 400 };
+    ut_buf msg = UT_BUF_INIT;
+    for (long i = 1; i <= EVENTS; i++) {
+        ut_buf_reset(&msg);
+        pack_click(&msg, "full", i, t0 + (double)i, true);
+        assert_true(itest_send(fd, msg.data, msg.len));
+    }
+    long acked = 0;
+    int64_t deadline = mono_ms() + ITEST_TIMEOUT_MS;
+    while (acked < EVENTS && mono_ms() < deadline) {
+        acked = read_acks(fd, &up, acked);
+        usleep(10000);
+    }
+    assert_int_equal(acked, EVENTS);
+    assert_true(itest_log_wait(&d, "recording of tab 'full' stopped", ITEST_TIMEOUT_MS));
+    assert_true(itest_metric(&d, "uitrail_record_errors_total") >= 1);
+    assert_int_equal(itest_metric(&d, "uitrail_events_applied_total{kind=\"click\"}"), EVENTS);
+    char *trace = trace_of(&d, "full");
+    assert_non_null(trace);
+    char newest[64];
+    snprintf(newest, sizeof newest, "\"Item %d\"", EVENTS);
+    assert_non_null(strstr(trace, newest));
+    ut_free(trace);
+    /* Other tabs are not affected by the one that failed... until they hit
+     * the same limit; the stopped tab stays stopped. */
+    long long errors = itest_metric(&d, "uitrail_record_errors_total");
+    ut_buf_reset(&msg);
+    pack_click(&msg, "full", EVENTS + 1, t0 + EVENTS + 1, true);
+    assert_true(itest_send(fd, msg.data, msg.len));
+    deadline = mono_ms() + ITEST_TIMEOUT_MS;
+    while (acked < EVENTS + 1 && mono_ms() < deadline)
+        acked = read_acks(fd, &up, acked);
+    assert_int_equal(itest_metric(&d, "uitrail_record_errors_total"), errors);
+    close(fd);
+    msgpack_unpacker_destroy(&up);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    int status;
+    char *info = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_true(number_after(info, "events: ") > 0);
+    assert_true(number_after(info, "events: ") < EVENTS);
+    ut_free(info);
+    globfree(&g);
+    ut_buf_free(&msg);
+    scratch_remove(&s);
+}
+
+/* Sends one JSON body (POST /v1/ingest) and checks it is accepted. */
+static void post_json(const itest_daemon *d, const char *json)
+{
+    itest_response r;
+    assert_true(itest_http(d, false, NULL, "POST", "/v1/ingest", "application/json", json, strlen(json), &r));
+    assert_int_equal(r.status, 202);
+    itest_response_free(&r);
+}
+
+/* --record-max-files: beyond it the least recently written file is closed
+ * and its tab's next event opens a new file; a name already taken gets a
+ * suffix; a closed tab's file is closed. */
+static void test_recording_open_file_cap(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--record-max-files", "2", NULL}));
+    post_json(&d, "[\"uitrail.click\", 1700000000, {\"tab\":\"a\",\"role\":\"button\",\"name\":\"A1\",\"el\":\"a\"}]");
+    post_json(&d, "[\"uitrail.click\", 1700000001, {\"tab\":\"b\",\"role\":\"button\",\"name\":\"B1\",\"el\":\"b\"}]");
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 2);
+    post_json(&d, "[\"uitrail.click\", 1700000002, {\"tab\":\"c\",\"role\":\"button\",\"name\":\"C1\",\"el\":\"c\"}]");
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 2);
+    /* Tab a's file was closed; its next event, at the time of its first,
+     * would take the same name. */
+    post_json(&d, "[\"uitrail.click\", 1700000000, {\"tab\":\"a\",\"role\":\"button\",\"name\":\"A2\",\"el\":\"a2\"}]");
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 2);
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_total"), 4);
+    post_json(&d, "[\"uitrail.close\", 1700000003, {\"tab\":\"a\"}]");
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 1);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 4);
+    char first[512], second[512];
+    snprintf(first, sizeof first, "%s/20231114T221320.000000Z-a" UT_REC_FILE_SUFFIX, s.rec);
+    snprintf(second, sizeof second, "%s/20231114T221320.000000Z.1-a" UT_REC_FILE_SUFFIX, s.rec);
+    assert_int_equal(access(first, R_OK), 0);
+    assert_int_equal(access(second, R_OK), 0);
+    /* Read one after the other, the two files of tab a hold its story. */
+    int status;
+    char *one = run(&status, "%s replay --tab a %s", uitrail_bin(), first);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(one, "\"A1\""));
+    char *two = run(&status, "%s info %s", uitrail_bin(), second);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(two, "events: 2 (click 1, close 1)"));
+    ut_free(one);
+    ut_free(two);
+    globfree(&g);
+    scratch_remove(&s);
+}
+
+/* The latest event time of a JSON fixture, in ms since the epoch. */
+static long long fixture_last_ms(const char *path)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    assert_non_null(doc);
+    double last = 0;
+    size_t i;
+    json_t *entry;
+    json_array_foreach(doc, i, entry) {
+        double t = json_number_value(json_array_get(entry, 1));
+        if (t > last)
+            last = t;
+    }
+    json_decref(doc);
+    return (long long)(last * 1000.0 + 0.5);
+}
+
+static size_t count_lines(const char *text, const char *prefix)
+{
+    size_t n = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* `uitrail replay --at`: a minute past the last event is the ordinary
+ * replay (which settles that long); before the first event nothing is
+ * printed; in the middle, fewer entries than at the end. A recording is
+ * replayed with its recorded engine parameters unless the command line
+ * overrides them. */
+static void test_recording_replay_at_and_recorded_params(void **state)
+{
+    (void)state;
+    char *fixture = fixture_path("fixtures/sessions/bluewidget.json");
+    long long last_ms = fixture_last_ms(fixture);
+    int status;
+    char *full = run(&status, "%s replay %s", uitrail_bin(), fixture);
+    assert_int_equal(status, 0);
+    char *at_end = run(&status, "%s replay --at %lld %s", uitrail_bin(), last_ms + 60000, fixture);
+    assert_int_equal(status, 0);
+    assert_string_equal(at_end, full);
+    char *before = run(&status, "%s replay --at %lld %s", uitrail_bin(), last_ms - 3600000, fixture);
+    assert_int_equal(status, 0);
+    assert_string_equal(before, "");
+    /* The same moments in ISO 8601. */
+    time_t end_s = (time_t)((last_ms + 60000) / 1000);
+    struct tm tm;
+    gmtime_r(&end_s, &tm);
+    char iso[64];
+    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
+    char *at_iso = run(&status, "%s replay --at %s.%03lldZ %s", uitrail_bin(), iso, (last_ms + 60000) % 1000, fixture);
+    assert_int_equal(status, 0);
+    assert_string_equal(at_iso, full);
+    char *middle = run(&status, "%s replay --at %lld %s", uitrail_bin(), last_ms - 10000, fixture);
+    assert_int_equal(status, 0);
+    assert_true(count_lines(middle, "- ") > 0);
+    assert_true(count_lines(middle, "- ") < count_lines(full, "- "));
+    static const char *const bad[] = {"yesterday", "2024-05-14T13:31:58", "2024-05-14 13:31:58Z", "-5", "12x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *out = run(&status, "%s replay --at '%s' %s 2>&1", uitrail_bin(), bad[i], fixture);
+        assert_int_equal(status, 2);
+        assert_non_null(strstr(out, "--at"));
+        ut_free(out);
+    }
+
+    /* A daemon keeping 2 entries per tab records that in the meta entry. */
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--ring", "2", NULL}));
+    send_file(&d, fixture, "max");
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    char *recorded = run(&status, "%s replay %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_int_equal(count_lines(recorded, "- "), 2);
+    char *overridden = run(&status, "%s replay --ring 20 %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_int_equal(count_lines(overridden, "- "), count_lines(full, "- "));
+    ut_free(overridden);
+    ut_free(recorded);
+    globfree(&g);
+    scratch_remove(&s);
+    ut_free(middle);
+    ut_free(at_iso);
+    ut_free(before);
+    ut_free(at_end);
+    ut_free(full);
+    ut_free(fixture);
+}
+
+/* Runs uitraild with `args` expecting it to refuse them; returns its
+ * stderr (caller frees). */
+static char *start_failure(const char *const *args, int want_exit)
+{
+    ut_buf cmd = UT_BUF_INIT;
+    ut_buf_printf(&cmd, "%s --runtime-dir /tmp/uitrail-rec-never --http off", getenv("UITRAILD"));
+    for (size_t i = 0; args[i]; i++)
+        ut_buf_printf(&cmd, " %s", args[i]);
+    ut_buf_append_cstr(&cmd, " 2>&1 >/dev/null");
+    int status;
+    char *err = run(&status, "%s", cmd.data);
+    ut_buf_free(&cmd);
+    assert_int_equal(status, want_exit);
+    return err;
+}
+
+static void test_recording_bad_options(void **state)
+{
+    (void)state;
+    char *err = start_failure((const char *const[]){"--record", "/tmp/r", "--record-frame-bytes", "255", NULL}, 2);
+    assert_non_null(strstr(err, "--record-frame-bytes 255: expected a whole number from 256 to 1048576"));
+    ut_free(err);
+    err = start_failure((const char *const[]){"--record-frame-ms", "60001", NULL}, 2);
+    assert_non_null(strstr(err, "--record-frame-ms 60001: expected a whole number from 10 to 60000"));
+    ut_free(err);
+    err = start_failure((const char *const[]){"--record-max-files", "65537", NULL}, 2);
+    assert_non_null(strstr(err, "--record-max-files 65537: expected a whole number from 1 to 65536"));
+    ut_free(err);
+    err = start_failure((const char *const[]){"--fsync", "always", NULL}, 2);
+    assert_non_null(strstr(err, "--fsync always: expected never or frame"));
+    ut_free(err);
+    /* A record path that is a file, not a directory. */
+    err = start_failure((const char *const[]){"--record", "/etc/passwd", NULL}, 1);
+    assert_non_null(strstr(err, "--record /etc/passwd: cannot open the directory: Not a directory"));
+    ut_free(err);
+    rmdir("/tmp/uitrail-rec-never");
+}
+
+/* `uitrail send --speed 1` keeps the recorded pace: a recording whose
+ * events span about a second takes about that long to send, and the
+ * daemon ends with the same trace as with --speed max. */
+static void test_recording_send_speed(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, NULL}));
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(fd >= 0);
+    msgpack_unpacker up;
+    assert_true(msgpack_unpacker_init(&up, 4096));
+    ut_buf msg = UT_BUF_INIT;
+    double t0 = now_s();
+    for (long i = 1; i <= 5; i++) {
+        ut_buf_reset(&msg);
+        pack_click(&msg, "paced", i, t0 + (double)i * 0.25, true);
+        assert_true(itest_send(fd, msg.data, msg.len));
+        long acked = 0;
+        while (acked < i)
+            acked = read_acks(fd, &up, acked);
+        usleep(250000);
+    }
+    close(fd);
+    msgpack_unpacker_destroy(&up);
+    /* Whatever settles after the last click (a dead click) settles first. */
+    usleep(LINGER_MS * 1000);
+    char *original = trace_of(&d, "paced");
+    assert_non_null(original);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+
+    itest_daemon again;
+    assert_true(itest_start(&again, NULL));
+    int64_t start = mono_ms();
+    send_file(&again, g.gl_pathv[0], "1");
+    int64_t took = mono_ms() - start;
+    /* Five events 250 ms apart by their receive times: four gaps. */
+    assert_true(took >= 900);
+    start = mono_ms();
+    send_file(&again, g.gl_pathv[0], "10");
+    int64_t took_fast = mono_ms() - start;
+    assert_true(took_fast < took);
+    usleep(LINGER_MS * 1000);
+    char *resent = trace_of(&again, "paced");
+    assert_non_null(resent);
+    assert_string_equal(resent, original);
+    assert_int_equal(itest_stop(&again, SIGTERM), 0);
+    ut_free(resent);
+    ut_free(original);
+    globfree(&g);
+    ut_buf_free(&msg);
+    scratch_remove(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recording_round_trip),
+        cmocka_unit_test(test_recording_ack_means_written),
+        cmocka_unit_test(test_recording_open_file_cap),
+        cmocka_unit_test(test_recording_replay_at_and_recorded_params),
+        cmocka_unit_test(test_recording_bad_options),
+        cmocka_unit_test(test_recording_write_error_keeps_serving),
+        cmocka_unit_test(test_recording_survives_kill_9),
+        cmocka_unit_test(test_recording_send_speed),
+        cmocka_unit_test(test_recording_live_equals_replay_sessions),
+        cmocka_unit_test(test_recording_live_equals_replay_stability),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

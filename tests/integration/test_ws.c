@@ -1,0 +1,811 @@
+/* Integration tests of the WebSocket ingest (protocol §3): the real
+ * uitraild, a real socket, and libwslay as the client's framing, so that
+ * the daemon is tested against an independent implementation of RFC 6455. */
+#include <errno.h>
+#include <fcntl.h>
+#include <msgpack.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <wslay/wslay.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+#include "uitrail/limits.h"
+#include "uitrail/wire.h"
+
+#define SESSION_FIXTURE "fixtures/sessions/bluewidget.json"
+#define SESSION_TAB "tab-bluewidget"
+/* RFC 6455 1.3's example: this key must be answered with this accept. */
+#define RFC_KEY "dGhlIHNhbXBsZSBub25jZQ=="
+#define RFC_ACCEPT "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+
+/* ---- helpers ---- */
+
+static char *fixture_path(const char *rel)
+{
+    const char *root = getenv("UT_SOURCE_ROOT");
+    ut_buf p = UT_BUF_INIT;
+    ut_buf_printf(&p, "%s/%s", root ? root : ".", rel);
+    return p.data;
+}
+
+static void start(itest_daemon *d, const char *const *args)
+{
+    assert_true(itest_start(d, args));
+}
+
+static void stop_clean(itest_daemon *d)
+{
+    assert_int_equal(itest_stop(d, SIGTERM), 0);
+}
+
+static ut_buf mp(const char *json)
+{
+    ut_buf out = UT_BUF_INIT;
+    char err[256] = "";
+    if (ut_wire_json_to_msgpack(ut_str_cstr(json), &out, err, sizeof err) != UT_OK)
+        fail_msg("test JSON rejected: %s: %s", err, json);
+    return out;
+}
+
+static int pack_to_buf(void *data, const char *bytes, size_t len)
+{
+    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
+}
+
+/* The Forward message that asks for an ack and carries no event. */
+static void pack_sync(ut_buf *out, const char *chunk)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, pack_to_buf);
+    msgpack_pack_array(&pk, 3);
+    msgpack_pack_str_with_body(&pk, "uitrail.nav", 11);
+    msgpack_pack_array(&pk, 0);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "chunk", 5);
+    msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
+}
+
+/* Sends an upgrade request with the given headers (each "Name: value",
+ * NULL to leave it out) on `fd` and reads the answer. */
+typedef struct handshake {
+    const char *target;
+    const char *origin;
+    const char *protocol;
+    const char *key;
+    const char *version;
+    const char *authorization;
+    const char *host;
+} handshake;
+
+static handshake handshake_default(void)
+{
+    return (handshake){"/v1/ingest", NULL, "uitrail.v1", RFC_KEY, "13", NULL, "127.0.0.1"};
+}
+
+static bool send_handshake(int fd, const handshake *h, itest_response *r)
+{
+    ut_buf req = UT_BUF_INIT;
+    ut_buf_printf(&req, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n",
+                  h->target, h->host);
+    if (h->origin)
+        ut_buf_printf(&req, "Origin: %s\r\n", h->origin);
+    if (h->protocol)
+        ut_buf_printf(&req, "Sec-WebSocket-Protocol: %s\r\n", h->protocol);
+    if (h->key)
+        ut_buf_printf(&req, "Sec-WebSocket-Key: %s\r\n", h->key);
+    if (h->version)
+        ut_buf_printf(&req, "Sec-WebSocket-Version: %s\r\n", h->version);
+    if (h->authorization)
+        ut_buf_printf(&req, "Authorization: %s\r\n", h->authorization);
+    ut_buf_append_cstr(&req, "\r\n");
+    bool ok = itest_send(fd, req.data, req.len) && itest_read_response(fd, r, ITEST_TIMEOUT_MS);
+    ut_buf_free(&req);
+    return ok;
+}
+
+static char *own_origin(const itest_daemon *d, const char *host)
+{
+    ut_buf b = UT_BUF_INIT;
+    ut_buf_printf(&b, "http://%s:%d", host, d->http_port);
+    return b.data;
+}
+
+/* A WebSocket client over a connected socket, framed by libwslay. */
+typedef struct ws_client {
+    int fd;
+    wslay_event_context_ptr ctx;
+    bool eof;
+    ut_buf texts;        /* text messages received, one per line */
+    ut_buf binaries;     /* binary messages received, back to back */
+    ut_buf pongs;        /* pong payloads received */
+    uint16_t close_code; /* 0 until a close frame arrives */
+    char close_reason[128];
+} ws_client;
+
+static ssize_t client_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                           void *ud)
+{
+    ws_client *cl = ud;
+    (void)flags;
+    ssize_t n = recv(cl->fd, buf, len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (n <= 0) {
+        cl->eof = true;
+        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+    }
+    return n;
+}
+
+static ssize_t client_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+                           int flags, void *ud)
+{
+    ws_client *cl = ud;
+    (void)flags;
+    ssize_t n = send(cl->fd, data, len, MSG_NOSIGNAL);
+    if (n < 0) {
+        wslay_event_set_error(ctx, errno == EAGAIN ? WSLAY_ERR_WOULDBLOCK
+                                                   : WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+    }
+    return n;
+}
+
+static int client_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
+{
+    (void)ctx;
+    (void)ud;
+    return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static void client_on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                          void *ud)
+{
+    ws_client *cl = ud;
+    (void)ctx;
+    if (arg->opcode == WSLAY_TEXT_FRAME) {
+        ut_buf_append(&cl->texts, arg->msg, arg->msg_length);
+        ut_buf_append_cstr(&cl->texts, "\n");
+    } else if (arg->opcode == WSLAY_BINARY_FRAME) {
+        ut_buf_append(&cl->binaries, arg->msg, arg->msg_length);
+    } else if (arg->opcode == WSLAY_PONG) {
+        ut_buf_append(&cl->pongs, arg->msg, arg->msg_length);
+    } else if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
+        cl->close_code = arg->status_code;
+        size_t n = arg->msg_length > 2 ? arg->msg_length - 2 : 0;
+        if (n >= sizeof cl->close_reason)
+            n = sizeof cl->close_reason - 1;
+        if (n)
+            memcpy(cl->close_reason, arg->msg + 2, n);
+        cl->close_reason[n] = '\0';
+    }
+}
+
+static void client_init(ws_client *cl, int fd)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->fd = fd;
+    static const struct wslay_event_callbacks callbacks = {
+        .recv_callback = client_recv,
+        .send_callback = client_send,
+        .genmask_callback = client_genmask,
+        .on_msg_recv_callback = client_on_msg,
+    };
+    assert_int_equal(wslay_event_context_client_init(&cl->ctx, &callbacks, cl), 0);
+}
+
+static void client_free(ws_client *cl)
+{
+    wslay_event_context_free(cl->ctx);
+    ut_buf_free(&cl->texts);
+    ut_buf_free(&cl->binaries);
+    ut_buf_free(&cl->pongs);
+    if (cl->fd >= 0)
+        close(cl->fd);
+}
+
+/* Connects and completes the handshake with the daemon's own origin. */
+static void client_open(ws_client *cl, const itest_daemon *d)
+{
+    int fd = itest_connect_tcp(d->http_port);
+    assert_true(fd >= 0);
+    handshake h = handshake_default();
+    char *origin = own_origin(d, "127.0.0.1");
+    h.origin = origin;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    itest_response_free(&r);
+    ut_free(origin);
+    client_init(cl, fd);
+}
+
+static void client_queue(ws_client *cl, uint8_t opcode, const void *data, size_t len)
+{
+    struct wslay_event_msg msg = {opcode, data, len};
+    assert_int_equal(wslay_event_queue_msg(cl->ctx, &msg), 0);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef bool (*client_done_fn)(const ws_client *cl, const void *arg);
+
+/* Sends what is queued and reads until `done` holds, the peer closes the
+ * stream, or the timeout runs out. Returns whether `done` held. */
+static bool client_pump(ws_client *cl, client_done_fn done, const void *arg, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    while (!done(cl, arg)) {
+        if (wslay_event_want_write(cl->ctx) && wslay_event_send(cl->ctx) != 0)
+            return done(cl, arg);
+        int left = (int)(deadline - now_ms());
+        if (left <= 0 || cl->eof)
+            return false;
+        struct pollfd p = {cl->fd, POLLIN | (wslay_event_want_write(cl->ctx) ? POLLOUT : 0), 0};
+        if (poll(&p, 1, left) <= 0)
+            return false;
+        if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && wslay_event_recv(cl->ctx) != 0 && !cl->eof)
+            return done(cl, arg);
+    }
+    return true;
+}
+
+static bool got_text(const ws_client *cl, const void *arg)
+{
+    return cl->texts.data && strstr(cl->texts.data, arg);
+}
+
+static bool got_close(const ws_client *cl, const void *arg)
+{
+    (void)arg;
+    return cl->close_code != 0;
+}
+
+static bool got_eof(const ws_client *cl, const void *arg)
+{
+    (void)arg;
+    return cl->eof;
+}
+
+static bool got_pong(const ws_client *cl, const void *arg)
+{
+    return cl->pongs.len == strlen(arg) && memcmp(cl->pongs.data, arg, cl->pongs.len) == 0;
+}
+
+/* Sends `data` in one binary message and a sync message after it, and
+ * waits for the sync's ack: then everything before it was applied. */
+static void send_synced(ws_client *cl, const void *data, size_t len, const char *chunk)
+{
+    if (len)
+        client_queue(cl, WSLAY_BINARY_FRAME, data, len);
+    ut_buf sync = UT_BUF_INIT;
+    pack_sync(&sync, chunk);
+    client_queue(cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf_free(&sync);
+    char want[160];
+    snprintf(want, sizeof want, "{\"ack\":\"%s\"}", chunk);
+    assert_true(client_pump(cl, got_text, want, ITEST_TIMEOUT_MS));
+}
+
+static char *run_replay(const char *fixture)
+{
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], STDOUT_FILENO);
+        close(pipefd[0]);
+        execl(getenv("UITRAIL"), "uitrail", "replay", fixture, (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    ut_buf out = UT_BUF_INIT;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pipefd[0], buf, sizeof buf)) > 0)
+        ut_buf_append(&out, buf, (size_t)n);
+    close(pipefd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return out.data;
+}
+
+static const char *ONE_NAV =
+    "[\"uitrail.nav\", 1700000000, {\"tab\": \"ws-tab\", \"url\": \"https://x.test/a\", "
+    "\"title\": \"A\", \"how\": \"load\"}]";
+
+/* ---- cases ---- */
+
+static void test_ws_handshake_answers_rfc_accept(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    int fd = itest_connect_tcp(d.http_port);
+    handshake h = handshake_default();
+    char *origin = own_origin(&d, "localhost");
+    h.origin = origin;
+    h.protocol = "chat, uitrail.v1";
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    assert_non_null(strstr(r.headers.data, "sec-websocket-accept: " RFC_ACCEPT "\n"));
+    assert_non_null(strstr(r.headers.data, "sec-websocket-protocol: uitrail.v1\n"));
+    assert_non_null(strstr(r.headers.data, "upgrade: websocket\n"));
+    assert_null(strstr(r.headers.data, "access-control"));
+    itest_response_free(&r);
+    close(fd);
+    assert_int_equal(itest_metric(&d, "uitrail_websocket_upgrades_total"), 1);
+    ut_free(origin);
+    stop_clean(&d);
+}
+
+typedef struct refusal_case {
+    const char *what;
+    handshake h;
+    bool own_origin;   /* Origin: the daemon's own */
+    int status;
+    const char *reason; /* a piece of the JSON reason */
+} refusal_case;
+
+static void test_ws_handshake_refusals(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--allow-origin", "http://app.test:3000", NULL});
+    handshake base = handshake_default();
+    char bearer[400];
+    snprintf(bearer, sizeof bearer, "Bearer %s", d.token);
+    const refusal_case cases[] = {
+        {"foreign origin", {.origin = "http://evil.test"}, false, 403, "--allow-origin http://evil.test"},
+        {"own origin, other port", {.origin = "http://127.0.0.1:1"}, false, 403, "may not send events"},
+        {"allowed origin", {.origin = "http://app.test:3000"}, false, 101, NULL},
+        {"allowed origin with a path is another origin", {.origin = "http://app.test:3000/x"}, false, 403, NULL},
+        {"no uitrail.v1", {.protocol = "chat"}, true, 400, "uitrail.v1"},
+        {"no subprotocol", {.protocol = ""}, true, 400, "uitrail.v1"},
+        {"key not base64 of 16 bytes", {.key = "c2hvcnQ="}, true, 400, "Sec-WebSocket-Key"},
+        {"no key", {.key = ""}, true, 400, "Sec-WebSocket-Key"},
+        {"old version", {.version = "8"}, true, 426, "use 13"},
+        {"no origin, no bearer token", {.origin = ""}, false, 401, "Authorization: Bearer"},
+        {"no origin, wrong bearer token", {.origin = "", .authorization = "Bearer nope"}, false, 401, NULL},
+        {"no origin, bearer token", {.origin = "", .authorization = bearer}, false, 101, NULL},
+        {"upgrade of another endpoint", {.target = "/v1/tabs", .authorization = bearer}, true, 400,
+         "only GET /v1/ingest"},
+    };
+    char *own = own_origin(&d, "127.0.0.1");
+    int refused = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const refusal_case *tc = &cases[i];
+        handshake h = base;
+        if (tc->h.target)
+            h.target = tc->h.target;
+        h.origin = tc->own_origin ? own : tc->h.origin;
+        if (h.origin && !h.origin[0])
+            h.origin = NULL;
+        if (tc->h.protocol)
+            h.protocol = tc->h.protocol[0] ? tc->h.protocol : NULL;
+        if (tc->h.key)
+            h.key = tc->h.key[0] ? tc->h.key : NULL;
+        if (tc->h.version)
+            h.version = tc->h.version;
+        h.authorization = tc->h.authorization;
+        int fd = itest_connect_tcp(d.http_port);
+        itest_response r;
+        assert_true(send_handshake(fd, &h, &r));
+        if (r.status != tc->status)
+            fail_msg("%s: status %d, not %d: %s", tc->what, r.status, tc->status, r.body.data);
+        if (tc->reason && !strstr(r.body.data, tc->reason))
+            fail_msg("%s: the reason lacks '%s': %s", tc->what, tc->reason, r.body.data);
+        if (tc->status == 426)
+            assert_non_null(strstr(r.headers.data, "sec-websocket-version: 13\n"));
+        if (tc->status != 101) {
+            /* A refused upgrade ends the connection: nothing after it is
+             * read as a request or as frames. */
+            assert_true(itest_wait_closed(fd, ITEST_TIMEOUT_MS));
+            if (strcmp(h.target, "/v1/ingest") == 0)
+                refused++;
+        }
+        itest_response_free(&r);
+        close(fd);
+    }
+    assert_int_equal(itest_metric(&d, "uitrail_websocket_refused_total"), refused);
+    ut_free(own);
+    stop_clean(&d);
+}
+
+static void test_ws_ingest_token(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/uitrail-ws-token-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/ingest-token", dir);
+    FILE *f = fopen(path, "w");
+    fputs("s3cret-Ingest_1\n", f);
+    fclose(f);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--ingest-token-file", path, NULL});
+    char *own = own_origin(&d, "127.0.0.1");
+    const struct {
+        const char *protocol;
+        int status;
+        const char *reason;
+    } cases[] = {
+        {"uitrail.v1", 401, "requires the ingest token"},
+        {"uitrail.v1, uitrail.token.wrong", 401, "wrong ingest token"},
+        {"uitrail.v1, uitrail.token.s3cret-Ingest_", 401, "wrong ingest token"},
+        {"uitrail.v1, uitrail.token.s3cret-Ingest_12", 401, "wrong ingest token"},
+        {"uitrail.token.s3cret-Ingest_1", 400, "uitrail.v1"},
+        {"uitrail.v1, uitrail.token.s3cret-Ingest_1", 101, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = itest_connect_tcp(d.http_port);
+        handshake h = handshake_default();
+        h.origin = own;
+        h.protocol = cases[i].protocol;
+        itest_response r;
+        assert_true(send_handshake(fd, &h, &r));
+        if (r.status != cases[i].status ||
+            (cases[i].reason && !strstr(r.body.data, cases[i].reason)))
+            fail_msg("'%s': %d %s", cases[i].protocol, r.status, r.body.data);
+        /* Only uitrail.v1 is echoed: the token never comes back. */
+        if (r.status == 101)
+            assert_null(strstr(r.headers.data, "s3cret"));
+        itest_response_free(&r);
+        close(fd);
+    }
+    char *log = itest_log(&d);
+    assert_null(strstr(log, "s3cret-Ingest_1"));
+    ut_free(log);
+    ut_free(own);
+    stop_clean(&d);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_ws_session_gives_replay_trace(void **state)
+{
+    (void)state;
+    char *fixture = fixture_path(SESSION_FIXTURE);
+    size_t len;
+    char *json = itest_read_file(fixture, &len);
+    assert_non_null(json);
+    ut_buf stream = mp(json);
+    char *expected = run_replay(fixture);
+
+    itest_daemon d;
+    start(&d, NULL);
+    ws_client cl;
+    client_open(&cl, &d);
+    send_synced(&cl, stream.data, stream.len, "session-1");
+    char *stable = itest_get(&d, "/v1/tabs/" SESSION_TAB "/stable?wait_ms=10000", 200);
+    assert_non_null(stable);
+    ut_free(stable);
+    /* The live daemon settles on its own clock: the trace must become
+     * replay's within a few timer turns. */
+    char *got = NULL;
+    for (int tries = 0; tries < 100; tries++) {
+        ut_free(got);
+        got = itest_get(&d, "/v1/tabs/" SESSION_TAB "/trace", 200);
+        assert_non_null(got);
+        if (strcmp(got, expected) == 0)
+            break;
+        usleep(50000);
+    }
+    assert_string_equal(got, expected);
+    ut_free(got);
+    client_free(&cl);
+    stop_clean(&d);
+    ut_free(expected);
+    ut_buf_free(&stream);
+    ut_free(json);
+    ut_free(fixture);
+}
+
+static void test_ws_acks_each_chunk_as_json_text(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    ws_client cl;
+    client_open(&cl, &d);
+    /* Two Forward messages back to back in one WebSocket message, each
+     * with its own chunk. */
+    ut_buf two = UT_BUF_INIT;
+    pack_sync(&two, "first");
+    pack_sync(&two, "second");
+    client_queue(&cl, WSLAY_BINARY_FRAME, two.data, two.len);
+    ut_buf_free(&two);
+    assert_true(client_pump(&cl, got_text, "{\"ack\":\"second\"}", ITEST_TIMEOUT_MS));
+    assert_string_equal(cl.texts.data, "{\"ack\":\"first\"}\n{\"ack\":\"second\"}\n");
+    /* A chunk id that is not printable ASCII comes back byte for byte, as
+     * msgpack in a binary message. */
+    ut_buf odd = UT_BUF_INIT;
+    pack_sync(&odd, "\x01\xff");
+    client_queue(&cl, WSLAY_BINARY_FRAME, odd.data, odd.len);
+    ut_buf_free(&odd);
+    static const char want[] = "\x81\xa3" "ack" "\xda\x00\x02\x01\xff";
+    for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; cl.binaries.len < sizeof want - 1 && now_ms() < end;)
+        client_pump(&cl, got_eof, NULL, 100);
+    assert_int_equal(cl.binaries.len, sizeof want - 1);
+    assert_memory_equal(cl.binaries.data, want, sizeof want - 1);
+    assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 3);
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+static void test_ws_ping_pong_and_close_handshake(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    ws_client cl;
+    client_open(&cl, &d);
+    client_queue(&cl, WSLAY_PING, "are-you-there", 13);
+    assert_true(client_pump(&cl, got_pong, "are-you-there", ITEST_TIMEOUT_MS));
+    assert_int_equal(wslay_event_queue_close(cl.ctx, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0), 0);
+    assert_true(client_pump(&cl, got_close, NULL, ITEST_TIMEOUT_MS));
+    assert_int_equal(cl.close_code, WSLAY_CODE_NORMAL_CLOSURE);
+    /* After the close handshake the daemon ends the TCP connection. */
+    assert_true(itest_wait_closed(cl.fd, ITEST_TIMEOUT_MS));
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+typedef struct close_case {
+    const char *what;
+    uint8_t opcode;
+    const char *json;      /* a Forward message before the bad bytes, or NULL */
+    const char *bad;       /* raw bytes appended */
+    size_t bad_len;
+    uint16_t code;
+    const char *reason;
+} close_case;
+
+static void test_ws_bad_messages_close_only_that_connection(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    const close_case cases[] = {
+        {"text message", WSLAY_TEXT_FRAME, NULL, "{\"tag\":1}", 9, WSLAY_CODE_UNSUPPORTED_DATA,
+         "text messages are not accepted"},
+        {"not msgpack after a good event", WSLAY_BINARY_FRAME, ONE_NAV, "\xc1", 1,
+         WSLAY_CODE_PROTOCOL_ERROR, ""},
+        {"a string, not an array", WSLAY_BINARY_FRAME, NULL, "\xa3" "abc", 4,
+         WSLAY_CODE_PROTOCOL_ERROR, ""},
+        {"array32 of 2^28 elements", WSLAY_BINARY_FRAME, NULL, "\xdd\x10\x00\x00\x00", 5,
+         WSLAY_CODE_PROTOCOL_ERROR, ""},
+        {"message cut inside a Forward message", WSLAY_BINARY_FRAME, NULL, "\x93\xab" "uitrail.nav", 13,
+         WSLAY_CODE_PROTOCOL_ERROR, "ends inside a Forward message"},
+    };
+    ws_client bystander;
+    client_open(&bystander, &d);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const close_case *tc = &cases[i];
+        ws_client cl;
+        client_open(&cl, &d);
+        ut_buf msg = UT_BUF_INIT;
+        if (tc->json) {
+            ut_buf good = mp(tc->json);
+            ut_buf_append(&msg, good.data, good.len);
+            ut_buf_free(&good);
+        }
+        ut_buf_append(&msg, tc->bad, tc->bad_len);
+        client_queue(&cl, tc->opcode, msg.data, msg.len);
+        ut_buf_free(&msg);
+        if (!client_pump(&cl, got_close, NULL, ITEST_TIMEOUT_MS))
+            fail_msg("%s: no close frame", tc->what);
+        if (cl.close_code != tc->code || !strstr(cl.close_reason, tc->reason))
+            fail_msg("%s: closed with %u '%s'", tc->what, cl.close_code, cl.close_reason);
+        assert_true(strlen(cl.close_reason) > 0);
+        assert_true(itest_wait_closed(cl.fd, ITEST_TIMEOUT_MS));
+        client_free(&cl);
+    }
+    /* The event complete before the bad byte was kept. */
+    char *trace = itest_get(&d, "/v1/tabs/ws-tab/trace", 200);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "navigate /a \"A\""));
+    ut_free(trace);
+    /* The other connection is untouched. */
+    send_synced(&bystander, NULL, 0, "still-here");
+    client_free(&bystander);
+    assert_int_equal(itest_metric(&d, "uitrail_protocol_errors_total{proto=\"forward\"}"),
+                     (long long)(sizeof cases / sizeof cases[0]));
+    /* Each error was logged with a sanitized sample. */
+    assert_true(itest_log_wait(&d, "WebSocket closed with 1002: ", 1000));
+    assert_true(itest_log_wait(&d, "input: \"\\xc1\"", 1000));
+    stop_clean(&d);
+}
+
+static void test_ws_oversize_message_closes_1009(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    /* One frame over the limit, and a message whose two frames are each
+     * under it but together over it. */
+    for (int fragmented = 0; fragmented <= 1; fragmented++) {
+        ws_client cl;
+        client_open(&cl, &d);
+        size_t size = UT_WS_MESSAGE_MAX_BYTES + 1;
+        uint8_t *big = ut_calloc(1, size);
+        assert_non_null(big);
+        /* The payload starts a PackedForward message within the Forward
+         * limit, so that the first frame is held as an incomplete message
+         * rather than refused as bad msgpack: the size is what trips. */
+        static const uint8_t start[] = {0x92, 0xab, 'u', 'i', 't', 'r', 'a', 'i', 'l', '.', 'n', 'a', 'v', 0xc6};
+        uint32_t body = UT_FRAME_MAX_BYTES - (uint32_t)sizeof start - 4 - 1;
+        memcpy(big, start, sizeof start);
+        for (int b = 0; b < 4; b++)
+            big[sizeof start + (size_t)b] = (uint8_t)(body >> (24 - 8 * b));
+        if (!fragmented) {
+            client_queue(&cl, WSLAY_BINARY_FRAME, big, size);
+        } else {
+            /* wslay sends a fragmented message from a source callback;
+             * frames are written by hand here instead: two unfinished and
+             * finished binary frames, masked with a zero key. */
+            size_t half = size / 2 + 1;
+            for (int part = 0; part < 2; part++) {
+                uint8_t head[14] = {part == 0 ? 0x02 : 0x80, 0x80 | 127};
+                for (int b = 0; b < 8; b++)
+                    head[2 + b] = (uint8_t)((uint64_t)half >> (56 - 8 * b));
+                /* Mask key 0: the payload goes as it is. */
+                assert_true(itest_send(cl.fd, head, sizeof head));
+                assert_true(itest_send(cl.fd, big, half));
+            }
+        }
+        ut_free(big);
+        assert_true(client_pump(&cl, got_close, NULL, ITEST_TIMEOUT_MS));
+        assert_int_equal(cl.close_code, WSLAY_CODE_MESSAGE_TOO_BIG);
+        assert_non_null(strstr(cl.close_reason, "more than"));
+        client_free(&cl);
+    }
+    stop_clean(&d);
+}
+
+static void test_ws_handshake_that_never_completes_is_cut(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--header-timeout-ms", "300", NULL});
+    int fd = itest_connect_tcp(d.http_port);
+    static const char partial[] = "GET /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n";
+    assert_true(itest_send(fd, partial, sizeof partial - 1));
+    itest_response r;
+    assert_true(itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 408);
+    itest_response_free(&r);
+    assert_true(itest_wait_closed(fd, ITEST_TIMEOUT_MS));
+    close(fd);
+    stop_clean(&d);
+}
+
+static void test_ws_silent_peer_is_pinged_then_dropped(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--idle-timeout-ms", "200", NULL});
+    int fd = itest_connect_tcp(d.http_port);
+    handshake h = handshake_default();
+    char *own = own_origin(&d, "127.0.0.1");
+    h.origin = own;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    itest_response_free(&r);
+    /* A peer that reads but never answers: a ping (opcode 9, unmasked from
+     * the server) arrives, then the connection is dropped. */
+    uint8_t frame[2];
+    assert_int_equal(itest_recv(fd, frame, sizeof frame, ITEST_TIMEOUT_MS), 2);
+    assert_int_equal(frame[0], 0x89);
+    assert_int_equal(frame[1], 0x00);
+    assert_true(itest_wait_closed(fd, ITEST_TIMEOUT_MS));
+    close(fd);
+    ut_free(own);
+    stop_clean(&d);
+}
+
+static void test_ws_over_unix_socket(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    int fd = itest_connect_unix(d.http_sock);
+    handshake h = handshake_default();
+    h.host = "localhost";
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    itest_response_free(&r);
+    ws_client cl;
+    client_init(&cl, fd);
+    ut_buf nav = mp(ONE_NAV);
+    send_synced(&cl, nav.data, nav.len, "unix-1");
+    ut_buf_free(&nav);
+    char *trace = itest_get(&d, "/v1/tabs/ws-tab/trace", 200);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "navigate /a"));
+    ut_free(trace);
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+static void test_ws_allow_origin_option_is_checked(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"evil.test", "http://x.test/", "http://x.test/path",
+                                      "ftp://x.test", "http://", "http://a b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        itest_daemon d;
+        assert_false(itest_start(&d, (const char *const[]){"--allow-origin", bad[i], NULL}));
+        itest_stop(&d, SIGKILL);
+    }
+    /* One more than the limit of allow-origin entries (in a --config file:
+     * the command line of the test harness is shorter), then the limit. */
+    char dir[] = "/tmp/uitrail-ws-origins-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/uitraild.conf", dir);
+    for (int count = UT_ALLOW_ORIGINS_MAX + 1; count >= UT_ALLOW_ORIGINS_MAX; count--) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        for (int i = 0; i < count; i++)
+            fprintf(f, "allow-origin = http://host%d.test\n", i);
+        fclose(f);
+        itest_daemon d;
+        bool started = itest_start(&d, (const char *const[]){"--config", path, NULL});
+        if (count > UT_ALLOW_ORIGINS_MAX) {
+            assert_false(started);
+            itest_stop(&d, SIGKILL);
+        } else {
+            assert_true(started);
+            stop_clean(&d);
+        }
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ws_handshake_answers_rfc_accept),
+        cmocka_unit_test(test_ws_handshake_refusals),
+        cmocka_unit_test(test_ws_ingest_token),
+        cmocka_unit_test(test_ws_session_gives_replay_trace),
+        cmocka_unit_test(test_ws_acks_each_chunk_as_json_text),
+        cmocka_unit_test(test_ws_ping_pong_and_close_handshake),
+        cmocka_unit_test(test_ws_bad_messages_close_only_that_connection),
+        cmocka_unit_test(test_ws_oversize_message_closes_1009),
+        cmocka_unit_test(test_ws_handshake_that_never_completes_is_cut),
+        cmocka_unit_test(test_ws_silent_peer_is_pinged_then_dropped),
+        cmocka_unit_test(test_ws_over_unix_socket),
+        cmocka_unit_test(test_ws_allow_origin_option_is_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Tests of `uitrail tune`, one case per meson test:
+#   tune_cli_test.sh UITRAIL SOURCE_ROOT CASE
+# Each case runs the real binary and checks its exit status, stdout and
+# stderr.
+set -uo pipefail
+
+uitrail=$1
+root=$2
+case_name=$3
+labelled=$root/fixtures/sessions/labelled
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL ($case_name): $*" >&2; echo "--- stdout" >&2; cat "$work/out" >&2; echo "--- stderr" >&2; cat "$work/err" >&2; exit 1; }
+
+# run EXPECTED_STATUS ARGS...
+run() {
+  local want=$1; shift
+  "$uitrail" "$@" </dev/null >"$work/out" 2>"$work/err"
+  local got=$?
+  [ "$got" -eq "$want" ] || fail "exit status $got, expected $want (uitrail $*)"
+}
+stdout_has() { grep -qF -- "$1" "$work/out" || fail "stdout lacks: $1"; }
+stderr_has() { grep -qF -- "$1" "$work/err" || fail "stderr lacks: $1"; }
+
+# The value of column NAME in the row starting with LABEL.
+column() {
+  awk -v label="$1" -v name="$2" '
+    $1 == "" { next }
+    /^ +ties / { for (i = 1; i <= NF; i++) col[$i] = i + 1; next }
+    $1 == label && (label != "front" || $2 != "*") { print $(col[name]); exit }' "$work/out"
+}
+
+case "$case_name" in
+labelled)
+  # The run CI makes: the output's shape, and a recommendation without a
+  # premature stable mark.
+  run 0 tune "$labelled"
+  n_sessions=$(ls "$labelled"/*.json | wc -l)
+  stdout_has "uitrail tune: $n_sessions sessions,"
+  stdout_has "360 settings of the uitrail model"
+  stdout_has "Pareto front over (premature sessions, missed settles, p95 latency)"
+  grep -qE '^front \* ' "$work/out" || fail "the recommended setting is not marked on the front"
+  for label in default domquake recommend; do
+    grep -qE "^$label +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +([0-9]+|-) +([0-9]+|-) " "$work/out" || fail "no $label row"
+  done
+  [ "$(column recommend premature)" = 0 ] || fail "the recommended setting has premature marks"
+  grep -qE '^Recommended: enter_threshold=[0-9.]+ exit_threshold=[0-9.]+ quiet_ms=[0-9]+ window_ms=[0-9]+ busy_cap_ms=[0-9]+ ' \
+    "$work/out" || fail "no Recommended line"
+  grep -qE '^(It is the default setting|It differs from the defaults)' "$work/out" || fail "no verdict on the defaults"
+  # DOMQuake, which ignores loading indicators, marks the skeleton stable
+  # before its data: the truth must catch that.
+  [ "$(column domquake premature)" -gt 0 ] || fail "DOMQuake shows no premature mark"
+  stdout_has "Failures of DOMQuake:"
+  stdout_has "skeleton_data_5_0s (1 premature)"
+  # Both forms of the truth are read: static_page has a sidecar only.
+  [ -f "$labelled/static_page.labels" ] || fail "static_page.labels is missing"
+  if grep -q '"uitrail.label"' "$labelled/static_page.json"; then fail "static_page.json carries labels"; fi
+  # The same answer with one job as with several.
+  cp "$work/out" "$work/out.parallel"
+  run 0 tune "$labelled" --jobs 1
+  diff <(sed 1d "$work/out.parallel") <(sed 1d "$work/out") >&2 || fail "--jobs 1 gives another result" ;;
+svg)
+  run 0 tune "$labelled" --svg "$work/plot.svg" --svg-session shell_data_2_5s --grid 'quiet_ms=200,300'
+  stdout_has "SVG plot of shell_data_2_5s: $work/plot.svg"
+  python3 - "$work/plot.svg" <<'PY' || fail "the SVG is not well-formed or lacks a part"
+import sys
+import xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == ns + "svg", root.tag
+groups = {g.get("class"): g for g in root.iter(ns + "g")}
+for part in ("busy", "axes", "ticks", "marks", "truth", "legend"):
+    assert part in groups, part
+assert len(list(groups["busy"])) >= 1, "no busy period shaded"
+assert len(list(groups["marks"])) >= 1, "no mark drawn"
+assert len(groups["truth"].findall(ns + "path")) == 1, "one true settle expected"
+line = root.find(ns + "polyline")
+assert line is not None and len(line.get("points").split()) > 100, "too few intensity samples"
+assert "shell_data_2_5s" in root.find(ns + "title").text
+PY
+  # The default session is the first in name order.
+  run 0 tune "$labelled" --svg "$work/first.svg" --grid 'quiet_ms=200'
+  stdout_has "SVG plot of carousel_3s:" ;;
+grid)
+  run 0 tune "$labelled" --grid 'quiet_ms=100,200;exit_threshold=0.02;enter_threshold=0.1;window_ms=300;busy_cap_ms=10000'
+  stdout_has "2 settings of the uitrail model"
+  # quiet_ms 100 marks renders stable in their gaps; the recommendation
+  # must be 200, and with every other parameter at its default, that is
+  # the default setting.
+  stdout_has "Recommended: enter_threshold=0.1 exit_threshold=0.02 quiet_ms=200 "
+  stdout_has "It is the default setting"
+  # A parameter outside the default grid becomes a column.
+  run 0 tune "$labelled/click_dialog.json" --grid 'leaf_floor=0.01,0.05;quiet_ms=200;enter_threshold=0.1;exit_threshold=0.02;window_ms=300;busy_cap_ms=10000'
+  grep -qE '^ +ties .* leaf_floor$' "$work/out" || fail "no leaf_floor column"
+  stdout_has "uitrail tune: 1 sessions, 3 true settles, 2 settings" ;;
+recording_with_sidecar)
+  # A recording written by the record module, labelled by a sidecar: its
+  # page settles with its last mutations (info: 14:32:06.560).
+  mkdir "$work/rec"
+  cp "$root/fixtures/fuzz/fuzz_recording/clean.uitrail" "$work/rec/"
+  echo '{"tab":"tab-7f3a","settled":1706711526560}' >"$work/rec/clean.labels"
+  echo 'not a session' >"$work/rec/notes.txt"
+  run 0 tune "$work/rec" --grid 'quiet_ms=200,300'
+  stdout_has "uitrail tune: 1 sessions, 1 true settles, 144 settings"
+  grep -qE '^default +0 +0 +0/1 +200 +200 ' "$work/out" || fail "the default should mark 200 ms after the settle" ;;
+no_labels)
+  run 1 tune "$root/fixtures/stability/static_page.json"
+  stderr_has "static_page.json: no true settle: add uitrail.label entries or a .labels file"
+  mkdir "$work/empty"
+  run 1 tune "$work/empty"
+  stderr_has "holds no session" ;;
+bad_arguments)
+  run 2 tune
+  stderr_has "missing PATH"
+  stderr_has "usage: uitrail tune PATH..."
+  run 2 tune "$work/nope"
+  stderr_has "cannot open $work/nope: No such file or directory"
+  run 2 tune "$labelled" --bogus
+  stderr_has "unknown option '--bogus'"
+  run 2 tune "$labelled" --jobs
+  stderr_has "option '--jobs' needs a value"
+  run 2 tune "$labelled" --svg-session x
+  stderr_has "--svg-session needs --svg FILE"
+  run 2 tune "$labelled" --svg "$work/x.svg" --svg-session nope
+  stderr_has "--svg-session 'nope': no such session"
+  while IFS='|' read -r spec message; do
+    run 2 tune "$labelled" --grid "$spec"
+    stderr_has "uitrail tune: --grid: $message"
+  done <<'TABLE'
+quiet=1|unknown parameter 'quiet'; known: enter_threshold exit_threshold quiet_ms
+quiet_ms|'quiet_ms': use name=value,value,...
+quiet_ms=|quiet_ms has no values
+quiet_ms=abc|quiet_ms=abc: not a number
+quiet_ms=1.5|quiet_ms=1.5: use a whole number
+quiet_ms=-1|quiet_ms=-1: out of the scorer's bounds (0 to 60000)
+enter_threshold=0|enter_threshold=0: out of the scorer's bounds (above 0 to 1000)
+churn_rhythm_tolerance=1.5|churn_rhythm_tolerance=1.5: out of the scorer's bounds (0 to 1)
+window_ms=5|window_ms=5: out of the scorer's bounds (6 to 60000)
+quiet_ms=100;quiet_ms=200|quiet_ms is given twice
+exit_threshold=nan|exit_threshold=nan: not a number
+TABLE
+  help_out=$("$uitrail" tune --help) || fail "tune --help failed"
+  grep -qF -- "--svg-session NAME" <<<"$help_out" || fail "help lacks --svg-session" ;;
+limits)
+  # UT_TUNE_JOBS_MAX
+  run 2 tune "$labelled" --jobs 257
+  stderr_has "--jobs '257': use a number from 1 to 256"
+  run 2 tune "$labelled" --jobs 0
+  # UT_TUNE_GRID_VALUES_MAX: 65 values of one parameter
+  run 2 tune "$labelled" --grid "quiet_ms=$(seq -s, 0 64)"
+  stderr_has "quiet_ms: more than 64 values"
+  # UT_TUNE_SETTINGS_MAX: 64 × 64 × 4 × 3 × 2 settings
+  run 2 tune "$labelled" --grid "quiet_ms=$(seq -s, 0 63);leaf_floor=$(seq -s, 0 63)"
+  stderr_has "--grid: more than 20000 settings"
+  # UT_TUNE_GRID_SPEC_MAX_BYTES
+  run 2 tune "$labelled" --grid "quiet_ms=$(printf '1%.0s' $(seq 4100))"
+  stderr_has "--grid: longer than 4096 bytes"
+  # UT_TUNE_LABELS_MAX: 10001 labels in a sidecar
+  cp "$labelled/click_dialog.json" "$work/many.json"
+  awk 'BEGIN { for (i = 0; i <= 10000; i++) printf "{\"tab\":\"t\",\"settled\":%d}\n", 1700000000000 + i }' >"$work/many.labels"
+  run 1 tune "$work/many.json"
+  stderr_has "more than 10000 labels"
+  # UT_TUNE_LABELS_FILE_MAX_BYTES: a sidecar over 1 MiB
+  cp "$labelled/click_dialog.json" "$work/big.json"
+  { for i in $(seq 30000); do echo '                                         '; done; } >"$work/big.labels"
+  run 1 tune "$work/big.json"
+  stderr_has "big.labels: over 1048576 bytes"
+  # UT_TUNE_FILES_MAX: a directory of 4097 sessions
+  mkdir "$work/many"
+  (cd "$work/many" && seq -f 's%05g.json' 4097 | xargs touch)
+  run 1 tune "$work/many"
+  stderr_has "more than 4096 sessions"
+  # UT_CLI_INPUT_MAX_BYTES: a session over 256 MiB (sparse)
+  truncate -s $((256 * 1024 * 1024 + 1)) "$work/huge.msgpack"
+  run 1 tune "$work/huge.msgpack"
+  stderr_has "huge.msgpack: input over 268435456 bytes" ;;
+bad_sidecar)
+  cp "$labelled/click_dialog.json" "$work/s.json"
+  while IFS='|' read -r line message; do
+    printf '%s\n' "$line" >"$work/s.labels"
+    run 1 tune "$work/s.json"
+    stderr_has "s.labels:1: $message"
+  done <<'TABLE'
+{"tab":"t"}|want {"tab":"<1 to 128 bytes>","settled":<ms since the epoch>}
+{"tab":"","settled":1}|want {"tab":"<1 to 128 bytes>","settled":<ms since the epoch>}
+{"tab":"t","settled":"soon"}|want {"tab":"<1 to 128 bytes>","settled":<ms since the epoch>}
+{"tab":"t","settled":-5}|want {"tab":"<1 to 128 bytes>","settled":<ms since the epoch>}
+{"tab":"t",|bad JSON:
+TABLE
+  # In-stream labels that are malformed are reported and skipped.
+  printf '[["uitrail.nav", 1718000000, {"tab":"t","url":"/","title":"x","how":"load"}],\n ["uitrail.label", 1718000001, {"tab":"t"}],\n ["uitrail.label", 1718000001, {"tab":"t","settled":true}]]' >"$work/l.json"
+  run 0 tune "$work/l.json" --grid 'quiet_ms=200'
+  stderr_has 'record rejected (missing_field): uitrail.label: field "settled" is missing'
+  stdout_has "1 true settles" ;;
+*)
+  echo "tune_cli_test.sh: unknown case $case_name" >&2
+  exit 2 ;;
+esac
+exit 0
