@@ -46,6 +46,16 @@ typedef struct ut_rec_meta {
 
 /* ---- Writer ---- */
 
+/* A zstd compression context with its output buffer (some 600 KiB at the
+ * default level). Writers driven from one thread share one, so that a
+ * daemon recording a thousand tabs holds one context, not a thousand. */
+typedef struct ut_rec_compressor ut_rec_compressor;
+
+/* Creates a compressor at `zstd_level` (ZSTD_minCLevel()..ZSTD_maxCLevel(),
+ * else UT_EINVAL). */
+ut_status ut_rec_compressor_new(int zstd_level, ut_rec_compressor **out);
+void ut_rec_compressor_free(ut_rec_compressor *c);
+
 typedef struct ut_rec_writer_opts {
     /* A frame is cut as soon as its content reaches this many bytes;
      * UT_REC_FRAME_CUT_MIN_BYTES..UT_REC_FRAME_CUT_MAX_BYTES. */
@@ -53,13 +63,19 @@ typedef struct ut_rec_writer_opts {
     /* ... or when its first entry is this old (ut_rec_writer_flush_due);
      * UT_REC_FRAME_INTERVAL_MIN_MS..UT_REC_FRAME_INTERVAL_MAX_MS. */
     uint32_t frame_interval_ms;
-    /* zstd compression level (ZSTD_minCLevel()..ZSTD_maxCLevel()). */
+    /* zstd compression level (ZSTD_minCLevel()..ZSTD_maxCLevel()); used
+     * when the writer makes its own compressor. */
     int zstd_level;
+    /* A compressor shared with other writers of the same thread, owned by
+     * the caller and outliving the writers; NULL: the writer has its own.
+     * A frame handed back by a writer then stays valid only until the next
+     * call on any writer sharing it. */
+    ut_rec_compressor *compressor;
 } ut_rec_writer_opts;
 
 #define UT_REC_ZSTD_LEVEL_DEFAULT 3
 
-/* Fills `o` with the defaults: 64 KiB, 1000 ms, level 3. */
+/* Fills `o` with the defaults: 64 KiB, 1000 ms, level 3, own compressor. */
 void ut_rec_writer_opts_defaults(ut_rec_writer_opts *o);
 
 typedef struct ut_rec_writer ut_rec_writer;

@@ -394,8 +394,12 @@ ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen)
         snprintf(err, errlen, "--record %s: cannot open the directory: %s", dir, strerror(errno));
         return UT_EIO;
     }
+    /* One compressor serves every file: the loop is single-threaded, and a
+     * zstd context per open file would cost some 600 KiB each. */
     r->buckets = ut_calloc(REC_BUCKETS_INITIAL, sizeof *r->buckets);
-    if (!r->buckets) {
+    if (!r->buckets || ut_rec_compressor_new(r->opts.zstd_level, &r->opts.compressor) != UT_OK) {
+        ut_free(r->buckets);
+        r->buckets = NULL;
         close(r->dir_fd);
         r->dir_fd = -1;
         snprintf(err, errlen, "out of memory starting the recorder");
@@ -505,6 +509,8 @@ void ut__record_stop(ut__daemon *d)
     ut_free(r->buckets);
     r->buckets = NULL;
     r->n_buckets = 0;
+    ut_rec_compressor_free(r->opts.compressor);
+    r->opts.compressor = NULL;
     ut_buf_free(&r->name);
     if (d->settings.fsync == UT__FSYNC_FRAME && fsync(r->dir_fd) != 0)
         ut__log(UT__LOG_WARN, "fsync of %s failed: %s", d->settings.record_dir, strerror(errno));

@@ -1,7 +1,8 @@
 /* The recording writer: queues packed entries and compresses them into
- * self-contained zstd frames (content size and checksum in each). One
- * ZSTD_CCtx and two buffers are reused for the life of the writer, so
- * recording an event allocates nothing once the buffers have grown. */
+ * self-contained zstd frames (content size and checksum in each). The
+ * compressor (a ZSTD_CCtx and the frame buffer) and the queue are reused
+ * for the life of the writer, so recording an event allocates nothing once
+ * the buffers have grown; writers of one thread may share a compressor. */
 #include "record_int.h"
 
 #include <stdio.h>
@@ -24,22 +25,64 @@ static void zstd_free(void *opaque, void *ptr)
 
 const ZSTD_customMem ut__rec_zstd_mem = {zstd_alloc, zstd_free, NULL};
 
+struct ut_rec_compressor {
+    ZSTD_CCtx *cctx;
+    ut_buf frame; /* the last finished frame */
+};
+
 struct ut_rec_writer {
     ut_rec_writer_opts opts;
-    ZSTD_CCtx *cctx;
+    ut_rec_compressor *comp;   /* opts.compressor, or owned_comp */
+    ut_rec_compressor *owned_comp;
     ut_buf pending;            /* msgpack entries of the next frame */
     uint32_t pending_entries;  /* event entries among them (the meta is not counted) */
     bool pending_meta;         /* the meta entry is still queued */
     int64_t pending_since_us;  /* clock of the first queued event */
-    ut_buf frame;              /* the last finished frame */
     ut_rec_writer_stats stats;
 };
+
+static bool level_ok(int level)
+{
+    return level >= ZSTD_minCLevel() && level <= ZSTD_maxCLevel();
+}
+
+ut_status ut_rec_compressor_new(int zstd_level, ut_rec_compressor **out)
+{
+    *out = NULL;
+    if (!level_ok(zstd_level))
+        return UT_EINVAL;
+    ut_rec_compressor *c = ut_calloc(1, sizeof *c);
+    if (!c)
+        return UT_ENOMEM;
+    c->frame = UT_BUF_INIT;
+    c->cctx = ZSTD_createCCtx_advanced(ut__rec_zstd_mem);
+    /* The parameters are sticky: every ZSTD_compress2 on this context uses
+     * them. The content size is written by default in one-shot mode. */
+    if (!c->cctx || ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, zstd_level))
+        || ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1))
+        || ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_contentSizeFlag, 1))) {
+        ut_rec_compressor_free(c);
+        return UT_ENOMEM;
+    }
+    *out = c;
+    return UT_OK;
+}
+
+void ut_rec_compressor_free(ut_rec_compressor *c)
+{
+    if (!c)
+        return;
+    ZSTD_freeCCtx(c->cctx);
+    ut_buf_free(&c->frame);
+    ut_free(c);
+}
 
 void ut_rec_writer_opts_defaults(ut_rec_writer_opts *o)
 {
     o->frame_bytes = UT_REC_FRAME_CUT_DEFAULT_BYTES;
     o->frame_interval_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
     o->zstd_level = UT_REC_ZSTD_LEVEL_DEFAULT;
+    o->compressor = NULL;
 }
 
 static ut_status check_opts(const ut_rec_writer_opts *o, const ut_rec_meta *meta, char *err, size_t errlen)
@@ -54,7 +97,7 @@ static ut_status check_opts(const ut_rec_writer_opts *o, const ut_rec_meta *meta
                  UT_REC_FRAME_INTERVAL_MIN_MS, UT_REC_FRAME_INTERVAL_MAX_MS);
         return UT_EINVAL;
     }
-    if (o->zstd_level < ZSTD_minCLevel() || o->zstd_level > ZSTD_maxCLevel()) {
+    if (!o->compressor && !level_ok(o->zstd_level)) {
         snprintf(err, errlen, "zstd level %d is out of range: use %d to %d", o->zstd_level,
                  ZSTD_minCLevel(), ZSTD_maxCLevel());
         return UT_EINVAL;
@@ -82,17 +125,13 @@ ut_status ut_rec_writer_new(const ut_rec_writer_opts *opts, const ut_rec_meta *m
         return UT_ENOMEM;
     w->opts = *opts;
     w->pending = UT_BUF_INIT;
-    w->frame = UT_BUF_INIT;
     w->pending_since_us = INT64_MAX;
-    w->cctx = ZSTD_createCCtx_advanced(ut__rec_zstd_mem);
-    if (!w->cctx)
-        goto nomem;
-    /* The two parameters are sticky: every ZSTD_compress2 on this context
-     * uses them. The content size is written by default in one-shot mode. */
-    if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, opts->zstd_level))
-        || ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))
-        || ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1)))
-        goto nomem;
+    w->comp = opts->compressor;
+    if (!w->comp) {
+        if (ut_rec_compressor_new(opts->zstd_level, &w->owned_comp) != UT_OK)
+            goto nomem;
+        w->comp = w->owned_comp;
+    }
     if (ut__rec_pack_meta(meta, &w->pending) != UT_OK)
         goto nomem;
     if (w->pending.len > UT_REC_META_MAX_BYTES) {
@@ -114,9 +153,8 @@ void ut_rec_writer_free(ut_rec_writer *w)
 {
     if (!w)
         return;
-    ZSTD_freeCCtx(w->cctx);
+    ut_rec_compressor_free(w->owned_comp);
     ut_buf_free(&w->pending);
-    ut_buf_free(&w->frame);
     ut_free(w);
 }
 
@@ -127,19 +165,20 @@ static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
     *frame = UT_STR_NULL;
     if (w->pending.len == 0)
         return UT_OK;
+    ut_rec_compressor *c = w->comp;
     size_t bound = ZSTD_compressBound(w->pending.len);
-    ut_buf_reset(&w->frame);
-    if (ut_buf_reserve(&w->frame, bound) != UT_OK)
+    ut_buf_reset(&c->frame);
+    if (ut_buf_reserve(&c->frame, bound) != UT_OK)
         return UT_ENOMEM;
-    size_t n = ZSTD_compress2(w->cctx, w->frame.data, bound, w->pending.data, w->pending.len);
+    size_t n = ZSTD_compress2(c->cctx, c->frame.data, bound, w->pending.data, w->pending.len);
     if (ZSTD_isError(n)) {
         /* With a destination of ZSTD_compressBound bytes, running out of
          * memory is the one expected failure. Drop the context's half-done
          * session so that the retry starts clean; the entries stay queued. */
-        ZSTD_CCtx_reset(w->cctx, ZSTD_reset_session_only);
+        ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
         return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? UT_ENOMEM : UT_EIO;
     }
-    w->frame.len = n;
+    c->frame.len = n;
 
     w->stats.frames++;
     w->stats.entries += w->pending_entries + (w->pending_meta ? 1u : 0u);
@@ -149,7 +188,7 @@ static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
     w->pending_entries = 0;
     w->pending_meta = false;
     w->pending_since_us = INT64_MAX;
-    *frame = ut_buf_str(&w->frame);
+    *frame = ut_buf_str(&c->frame);
     return UT_OK;
 }
 

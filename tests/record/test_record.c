@@ -398,6 +398,49 @@ static void test_record_round_trip(void **state)
     session_free(&se);
 }
 
+/* Two recordings made by writers sharing one compressor, their appends
+ * interleaved, read back exactly like recordings made apart. */
+static void test_record_shared_compressor(void **state)
+{
+    (void)state;
+    session se;
+    session_init(&se, MAX_EVENTS);
+    ut_rec_writer_opts own;
+    ut_rec_writer_opts_defaults(&own);
+    recording alone;
+    record_session(&se, &own, true, &alone);
+
+    ut_rec_writer_opts shared = own;
+    assert_int_equal(ut_rec_compressor_new(UT_REC_ZSTD_LEVEL_DEFAULT, &shared.compressor), UT_OK);
+    ut_rec_meta meta = test_meta(&se);
+    ut_rec_writer *w[2];
+    ut_buf file[2] = {UT_BUF_INIT, UT_BUF_INIT};
+    char err[128];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(ut_rec_writer_new(&shared, &meta, &w[k], err, sizeof err), UT_OK);
+    ut_str frame;
+    for (size_t i = 0; i < se.n; i++) {
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(ut_rec_writer_flush_due(w[k], se.events[i].ev.rt_us, &frame), UT_OK);
+            ut_buf_append_str(&file[k], frame);
+            assert_int_equal(ut_rec_writer_append(w[k], &se.events[i].ev, &frame), UT_OK);
+            ut_buf_append_str(&file[k], frame);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(ut_rec_writer_flush(w[k], &frame), UT_OK);
+        ut_buf_append_str(&file[k], frame);
+        ut_rec_writer_free(w[k]);
+        assert_false(file[k].oom);
+        assert_int_equal(file[k].len, alone.file.len);
+        assert_memory_equal(file[k].data, alone.file.data, alone.file.len);
+        ut_buf_free(&file[k]);
+    }
+    ut_rec_compressor_free(shared.compressor);
+    ut_buf_free(&alone.file);
+    session_free(&se);
+}
+
 /* Every frame is a zstd frame with its content size and checksum, holds
  * whole entries, and decodes without the frames around it. */
 static void test_record_frames_decode_alone(void **state)
@@ -1417,6 +1460,7 @@ int main(int argc, char **argv)
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_round_trip),
+        cmocka_unit_test(test_record_shared_compressor),
         cmocka_unit_test(test_record_frames_decode_alone),
         cmocka_unit_test(test_record_cut_by_time),
         cmocka_unit_test(test_record_torn_tail_every_offset),
