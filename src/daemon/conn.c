@@ -350,20 +350,23 @@ static void refuse(ut__conn *c, const char *why_log, int http_status, const char
         ut__conn_abort(c, NULL);
 }
 
-void ut__conn_accept(ut__listener *l)
+/* Allocates a connection of `proto` over `transport` with its handles
+ * initialized and links it into the daemon's list; NULL (logged) when that
+ * fails. `where` names the origin of the connection in log lines. */
+static ut__conn *conn_new(ut__daemon *d, ut__proto proto, ut__transport transport,
+                          const char *where)
 {
-    ut__daemon *d = l->d;
     ut__conn *c = ut_calloc(1, sizeof *c);
     if (!c) {
-        ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", l->addr);
-        return;
+        ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", where);
+        return NULL;
     }
-    int rc = l->transport == UT__TRANSPORT_UNIX ? uv_pipe_init(d->loop, &c->h.pipe, 0)
-                                                : uv_tcp_init(d->loop, &c->h.tcp);
+    int rc = transport == UT__TRANSPORT_UNIX ? uv_pipe_init(d->loop, &c->h.pipe, 0)
+                                             : uv_tcp_init(d->loop, &c->h.tcp);
     if (rc != 0) {
         ut_free(c);
-        ut__log(UT__LOG_ERROR, "cannot accept on %s: %s", l->addr, uv_strerror(rc));
-        return;
+        ut__log(UT__LOG_ERROR, "cannot accept on %s: %s", where, uv_strerror(rc));
+        return NULL;
     }
     uv_timer_init(d->loop, &c->timer);
     c->h.handle.data = c;
@@ -371,8 +374,8 @@ void ut__conn_accept(ut__listener *l)
     c->open_handles = 2;
     c->d = d;
     c->id = ++d->next_conn_id;
-    c->proto = l->proto;
-    c->transport = l->transport;
+    c->proto = proto;
+    c->transport = transport;
     c->state = UT__CONN_OPEN;
     c->peer_allowed = true;
     c->peer_uid = (uid_t)-1;
@@ -382,16 +385,17 @@ void ut__conn_accept(ut__listener *l)
     d->conns = c;
     d->n_conns++;
     d->m.connections_total++;
+    return c;
+}
 
-    rc = uv_accept(&l->h.stream, &c->h.stream);
-    if (rc != 0) {
-        ut__log(UT__LOG_WARN, "accept on %s failed: %s", l->addr, uv_strerror(rc));
-        ut__conn_abort(c, NULL);
-        return;
-    }
+/* Starts serving a connection whose socket is attached: the peer check,
+ * the connection cap, the protocol's state, then reading. */
+static void conn_start(ut__conn *c, const char *where)
+{
+    ut__daemon *d = c->d;
     if (c->proto == UT__PROTO_HTTP)
         ut__http_init(c);
-    if (l->transport == UT__TRANSPORT_UNIX)
+    if (c->transport == UT__TRANSPORT_UNIX)
         c->peer_allowed = ut__auth_peer_ok(d, &c->h.stream, &c->peer_uid);
     else {
         uv_tcp_nodelay(&c->h.tcp, 1);
@@ -413,16 +417,46 @@ void ut__conn_accept(ut__listener *l)
     }
     if (c->proto == UT__PROTO_INGEST) {
         if (ut_fwd_decoder_new(&c->decoder) != UT_OK) {
-            ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", l->addr);
+            ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", where);
             ut__conn_abort(c, NULL);
             return;
         }
     }
     if (ut__log_enabled(UT__LOG_DEBUG)) {
         char name[96];
-        ut__log(UT__LOG_DEBUG, "%s: accepted on %s", ut__conn_name(c, name, sizeof name), l->addr);
+        ut__log(UT__LOG_DEBUG, "%s: accepted on %s", ut__conn_name(c, name, sizeof name), where);
     }
     ut__conn_update_reading(c);
+}
+
+void ut__conn_accept(ut__listener *l)
+{
+    ut__conn *c = conn_new(l->d, l->proto, l->transport, l->addr);
+    if (!c)
+        return;
+    int rc = uv_accept(&l->h.stream, &c->h.stream);
+    if (rc != 0) {
+        ut__log(UT__LOG_WARN, "accept on %s failed: %s", l->addr, uv_strerror(rc));
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    conn_start(c, l->addr);
+}
+
+ut_status ut__conn_adopt(ut__daemon *d, ut__proto proto, int fd)
+{
+    static const char where[] = "an adopted socket";
+    ut__conn *c = conn_new(d, proto, UT__TRANSPORT_UNIX, where);
+    if (!c)
+        return UT_ENOMEM;
+    int rc = uv_pipe_open(&c->h.pipe, fd);
+    if (rc != 0) {
+        ut__log(UT__LOG_WARN, "cannot adopt socket %d: %s", fd, uv_strerror(rc));
+        ut__conn_abort(c, NULL);
+        return UT_EIO;
+    }
+    conn_start(c, where);
+    return UT_OK;
 }
 
 void ut__conns_close_all(ut__daemon *d)

@@ -1,7 +1,8 @@
 /* uitraild: the daemon's private vocabulary, shared by the files of
  * src/daemon and nothing else.
  *
- *   main.c      lifecycle: start, signals, reload, shutdown
+ *   main.c      the process: command line, listeners, signals, reload
+ *   daemon.c    lifecycle: bring a daemon up on a loop, stop it, free it
  *   config.c    the option table: command line, --config file (inih), reload
  *   log.c       one line per event worth a line, sanitized samples
  *   listen.c    runtime directory, listeners, accept and the connection cap
@@ -343,6 +344,12 @@ struct ut__conn {
 
 /* Accepts a connection from `listener` (refusing it above the cap). */
 void ut__conn_accept(ut__listener *listener);
+/* Makes a connection of `proto` from `fd`, a connected Unix stream socket,
+ * exactly as if it had been accepted on the Unix listener of `proto`: the
+ * peer's uid and the connection cap are checked the same way. On UT_OK
+ * the connection owns `fd`; otherwise (UT_ENOMEM, UT_EIO) the caller still
+ * does. For in-process drivers of the daemon (the fuzz targets). */
+ut_status ut__conn_adopt(ut__daemon *d, ut__proto proto, int fd);
 /* Queues `len` bytes for the peer. Writes straight to the socket when
  * nothing is queued, copying only what the kernel did not take. A queue
  * beyond UT_CONN_OUTPUT_HIGH_BYTES stops serving the connection's requests;
@@ -507,6 +514,25 @@ void ut__record_tab_gone(ut__daemon *d, ut_str tab);
 void ut__record_sync(ut__daemon *d);
 /* Flushes and closes every file (shutdown). */
 void ut__record_stop(ut__daemon *d);
+
+/* ---- daemon.c ---- */
+
+/* Brings up the daemon whose settings are loaded and whose engine exists:
+ * its uid, the runtime directory, the token, the event loop `loop` (initialized
+ * here) and the engine observer. The recorder, the listeners and the
+ * signals are the caller's to start. On failure returns the status with a
+ * one-line reason in `err`, having undone its own work: the caller then
+ * only calls ut__daemon_free. */
+ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errlen);
+/* Starts the stop: the listeners, every connection, the recorder and every
+ * other handle are closed and the token file is removed. The loop then
+ * runs until nothing is left, and ut__daemon_close finishes. */
+void ut__daemon_shutdown(ut__daemon *d, const char *why);
+/* Frees the engine, the settings and the daemon's buffers (not the loop). */
+void ut__daemon_free(ut__daemon *d);
+/* After the loop ran dry: closes it and frees the daemon. UT_EIO (and a
+ * logged error) when a handle was left open. */
+ut_status ut__daemon_close(ut__daemon *d);
 
 /* ---- the daemon ---- */
 

@@ -15,27 +15,6 @@
 
 static ut__daemon daemon_state;
 
-static void close_any(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void shutdown_daemon(ut__daemon *d, const char *why)
-{
-    if (d->stopping)
-        return;
-    d->stopping = true;
-    ut__log(UT__LOG_INFO, "shutting down (%s)", why);
-    ut__listeners_stop(d);
-    ut__conns_close_all(d);
-    ut__record_stop(d);
-    ut__auth_cleanup(d);
-    /* What is left: the signal handlers and the daemon's timers. */
-    uv_walk(d->loop, close_any, NULL);
-}
-
 static void reload(ut__daemon *d)
 {
     ut__settings next;
@@ -60,7 +39,7 @@ static void on_signal(uv_signal_t *h, int signum)
     if (signum == SIGHUP)
         reload(d);
     else
-        shutdown_daemon(d, signum == SIGINT ? "SIGINT" : "SIGTERM");
+        ut__daemon_shutdown(d, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 static int start_signal(ut__daemon *d, uv_signal_t *h, int signum)
@@ -80,18 +59,6 @@ static void print_ready(const ut__daemon *d)
     }
     printf("  token   %s\n", d->token_path);
     fflush(stdout);
-}
-
-static void free_daemon(ut__daemon *d)
-{
-    ut_engine_free(d->engine);
-    d->engine = NULL;
-    ut_buf_free(&d->out);
-    ut_buf_free(&d->body);
-    ut_buf_free(&d->sse);
-    ut_buf_free(&d->sse_json);
-    ut_buf_free(&d->dirty_tabs);
-    ut__settings_free(&d->settings);
 }
 
 int main(int argc, char **argv)
@@ -124,40 +91,28 @@ int main(int argc, char **argv)
     ut__log_set_level(d->settings.log_level);
     d->argc = argc;
     d->argv = argv;
-    d->uid = getuid();
 
     if (ut_engine_new(&d->settings.engine, &d->engine, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
-        free_daemon(d);
+        ut__daemon_free(d);
         return 2;
     }
-    if (ut__runtime_dir_prepare(d->settings.runtime_dir, err, sizeof err) != UT_OK ||
-        ut__auth_init(d, err, sizeof err) != UT_OK) {
+    if (ut__daemon_open(d, &loop, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
-        ut__auth_cleanup(d);
-        free_daemon(d);
+        ut__daemon_free(d);
         return 1;
     }
-    int rc = uv_loop_init(&loop);
-    if (rc != 0) {
-        fprintf(stderr, "uitraild: cannot start the event loop: %s\n", uv_strerror(rc));
-        ut__auth_cleanup(d);
-        free_daemon(d);
-        return 1;
-    }
-    d->loop = &loop;
-    ut__notify_init(d);
     int exit_code = 0;
     if (ut__record_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
         exit_code = 1;
-        shutdown_daemon(d, "start-up failed");
+        ut__daemon_shutdown(d, "start-up failed");
     } else if (start_signal(d, &d->sig_int, SIGINT) != 0 ||
                start_signal(d, &d->sig_term, SIGTERM) != 0 ||
                start_signal(d, &d->sig_hup, SIGHUP) != 0) {
         fprintf(stderr, "uitraild: cannot install the signal handlers\n");
         exit_code = 1;
-        shutdown_daemon(d, "start-up failed");
+        ut__daemon_shutdown(d, "start-up failed");
     } else {
         print_ready(d);
         ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u",
@@ -166,13 +121,8 @@ int main(int argc, char **argv)
     }
 
     uv_run(&loop, UV_RUN_DEFAULT);
-    rc = uv_loop_close(&loop);
-    if (rc != 0) {
-        /* A handle left open is a bug: say so rather than leak quietly. */
-        ut__log(UT__LOG_ERROR, "the event loop did not close cleanly: %s", uv_strerror(rc));
+    if (ut__daemon_close(d) != UT_OK)
         exit_code = 1;
-    }
-    free_daemon(d);
     if (exit_code == 0)
         ut__log(UT__LOG_INFO, "stopped");
     return exit_code;

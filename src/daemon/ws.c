@@ -48,6 +48,12 @@ struct ut__ws {
     uint64_t message_bytes;   /* payload of the data message being received */
     uint8_t message_opcode;   /* its first frame's opcode */
     bool in_data_frame;       /* the frame being received is a data frame */
+    bool in_close_frame;      /* ... or the peer's close frame */
+    /* The peer's close frame, whose reason we check ourselves: libwslay
+     * checks the UTF-8 of each read's piece of it apart, skipping two bytes
+     * of each as the status code, and would echo an invalid reason. */
+    uint8_t close_payload[125];
+    size_t close_len;
     bool frame_fin;           /* ... and the last of its message */
     bool failed;              /* a close for an error is queued: input is ignored */
     bool ping_outstanding;    /* a keep-alive ping has had no answer yet */
@@ -432,6 +438,8 @@ static void on_frame_start(wslay_event_context_ptr ctx,
     ut__ws *ws = ud;
     (void)ctx;
     ws->in_data_frame = (arg->opcode & 0x8) == 0;
+    ws->in_close_frame = arg->opcode == WSLAY_CONNECTION_CLOSE;
+    ws->close_len = 0;
     if (!ws->in_data_frame || ws->failed)
         return;
     ws->frame_fin = arg->fin;
@@ -460,6 +468,13 @@ static void on_frame_chunk(wslay_event_context_ptr ctx,
     ut__ws *ws = ud;
     ut__conn *c = ws->conn;
     (void)ctx;
+    if (ws->in_close_frame) {
+        size_t room = sizeof ws->close_payload - ws->close_len;
+        size_t n = arg->data_length < room ? arg->data_length : room;
+        memcpy(ws->close_payload + ws->close_len, arg->data, n);
+        ws->close_len += n;
+        return;
+    }
     if (!ws->in_data_frame || ws->failed || arg->data_length == 0 || c->state != UT__CONN_OPEN)
         return;
     uint64_t offset = ws->fed_bytes;
@@ -479,10 +494,33 @@ static void on_frame_chunk(wslay_event_context_ptr ctx,
     }
 }
 
+/* Whether the reason of the peer's close frame (after its 2-byte status
+ * code) is valid UTF-8, as RFC 6455 5.5.1 requires. */
+static bool close_reason_valid(ut__ws *ws)
+{
+    if (ws->close_len <= 2)
+        return true;
+    ut_str reason = ut_str_from((const char *)ws->close_payload + 2, ws->close_len - 2);
+    ut_buf *clean = &ws->ack; /* free between acks */
+    ut_buf_reset(clean);
+    /* On an allocation failure the reason is let through unchecked. */
+    if (ut_text_clean(reason, reason.len, clean) != UT_OK)
+        return true;
+    return clean->len == reason.len && memcmp(clean->data, reason.ptr, reason.len) == 0;
+}
+
 static void on_frame_end(wslay_event_context_ptr ctx, void *ud)
 {
     ut__ws *ws = ud;
     (void)ctx;
+    if (ws->in_close_frame && !ws->failed && !close_reason_valid(ws)) {
+        /* Queued before wslay answers the close, so that it answers with
+         * this instead of echoing the reason back. */
+        ws_fail(ws, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
+                "the reason of the close frame is not valid UTF-8", ws->close_payload,
+                ws->close_len);
+        return;
+    }
     if (!ws->in_data_frame || ws->failed || !ws->frame_fin)
         return;
     /* Each message holds whole Forward messages (protocol §1): one cut in

@@ -1,0 +1,75 @@
+/* The daemon's lifecycle without its process: bring a daemon up on an
+ * event loop, stop it, and free it. uitraild's main adds the command line,
+ * the listeners and the signals around these; the fuzz targets of
+ * tests/fuzz drive the same daemon in-process, adopting connections
+ * instead of listening. */
+#include "daemon.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static void close_any(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errlen)
+{
+    d->uid = getuid();
+    if (ut__runtime_dir_prepare(d->settings.runtime_dir, err, errlen) != UT_OK ||
+        ut__auth_init(d, err, errlen) != UT_OK) {
+        ut__auth_cleanup(d);
+        return UT_EIO;
+    }
+    int rc = uv_loop_init(loop);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the event loop: %s", uv_strerror(rc));
+        ut__auth_cleanup(d);
+        return UT_EIO;
+    }
+    d->loop = loop;
+    ut__notify_init(d);
+    return UT_OK;
+}
+
+void ut__daemon_shutdown(ut__daemon *d, const char *why)
+{
+    if (d->stopping)
+        return;
+    d->stopping = true;
+    ut__log(UT__LOG_INFO, "shutting down (%s)", why);
+    ut__listeners_stop(d);
+    ut__conns_close_all(d);
+    ut__record_stop(d);
+    ut__auth_cleanup(d);
+    /* What is left: the signal handlers and the daemon's timers. */
+    uv_walk(d->loop, close_any, NULL);
+}
+
+void ut__daemon_free(ut__daemon *d)
+{
+    ut_engine_free(d->engine);
+    d->engine = NULL;
+    ut_buf_free(&d->out);
+    ut_buf_free(&d->body);
+    ut_buf_free(&d->sse);
+    ut_buf_free(&d->sse_json);
+    ut_buf_free(&d->dirty_tabs);
+    ut__settings_free(&d->settings);
+}
+
+ut_status ut__daemon_close(ut__daemon *d)
+{
+    ut_status st = UT_OK;
+    int rc = uv_loop_close(d->loop);
+    if (rc != 0) {
+        /* A handle left open is a bug: say so rather than leak quietly. */
+        ut__log(UT__LOG_ERROR, "the event loop did not close cleanly: %s", uv_strerror(rc));
+        st = UT_EIO;
+    }
+    d->loop = NULL;
+    ut__daemon_free(d);
+    return st;
+}

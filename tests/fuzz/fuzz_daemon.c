@@ -1,0 +1,357 @@
+/* The daemon fuzz targets' driver: see fuzz_daemon.h. */
+#include "fuzz_daemon.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <wslay/wslay.h>
+
+/* The engine keeps tabs across inputs: a small cap bounds the process's
+ * memory over a long run, and makes eviction part of what is fuzzed. */
+#define FUZZ_MAX_TABS "256"
+/* Loop turns without output or change of the connection after which the
+ * daemon is taken to wait for the client; and a bound on the turns of one
+ * pump, so that a daemon that keeps itself busy fails the run (as a
+ * timeout of libFuzzer) instead of hanging it. */
+#define FUZZ_PUMP_IDLE_TURNS 2
+#define FUZZ_PUMP_MAX_TURNS 100000
+/* Loop turns a send waits for the daemon to take more bytes before it
+ * drops the rest (the daemon stopped reading: a stable wait holding its
+ * pipelined input, or its output cap). */
+#define FUZZ_SEND_STALL_TURNS 8
+
+static ut__daemon daemon_state;
+static uv_loop_t daemon_loop;
+static bool daemon_up;
+static char runtime_dir[] = "/tmp/uitrail-fuzz-XXXXXX";
+static char read_buf[64 << 10];
+
+/* At exit: the daemon stops as uitraild does on SIGTERM, and its loop must
+ * close with no handle left. */
+static void daemon_stop(void)
+{
+    ut__daemon *d = &daemon_state;
+    ut__daemon_shutdown(d, "end of fuzzing");
+    uv_run(&daemon_loop, UV_RUN_DEFAULT);
+    FUZZ_CHECK(d->n_conns == 0, "every connection is freed at shutdown");
+    FUZZ_CHECK(ut__daemon_close(d) == UT_OK, "the daemon's loop closes cleanly");
+    rmdir(runtime_dir);
+}
+
+ut__daemon *fuzz_daemon(void)
+{
+    ut__daemon *d = &daemon_state;
+    if (daemon_up)
+        return d;
+    /* A write to a client that closed must fail with EPIPE, as in uitraild. */
+    signal(SIGPIPE, SIG_IGN);
+    FUZZ_CHECK(mkdtemp(runtime_dir) != NULL, "a private runtime directory");
+    char *argv[] = {"uitraild-fuzz",  "--runtime-dir", runtime_dir,     "--http",
+                    "off",            "--log-level",   "error",         "--max-tabs",
+                    FUZZ_MAX_TABS,    "--allow-origin", FUZZ_ALLOWED_ORIGIN, NULL};
+    int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
+    ut__cli_action action;
+    char err[1024];
+    if (ut__settings_load(argc, argv, &d->settings, &action, err, sizeof err) != UT_OK ||
+        ut_engine_new(&d->settings.engine, &d->engine, err, sizeof err) != UT_OK ||
+        ut__daemon_open(d, &daemon_loop, err, sizeof err) != UT_OK ||
+        ut__record_start(d, err, sizeof err) != UT_OK) {
+        fprintf(stderr, "fuzz daemon: %s\n", err);
+        abort();
+    }
+    ut__log_set_level(d->settings.log_level);
+    atexit(daemon_stop);
+    daemon_up = true;
+    return d;
+}
+
+static ut__conn *session_conn(const fuzz_session *s)
+{
+    for (ut__conn *c = s->d->conns; c; c = c->next) {
+        if (c->id == s->conn_id)
+            return c;
+    }
+    return NULL;
+}
+
+bool fuzz_session_conn_alive(const fuzz_session *s)
+{
+    return session_conn(s) != NULL;
+}
+
+void fuzz_session_open(fuzz_session *s)
+{
+    s->d = fuzz_daemon();
+    ut_buf_reset(&s->out);
+    s->peer_eof = false;
+    s->peer_reset = false;
+    s->write_closed = false;
+    s->conns_before = s->d->n_conns;
+    int fds[2];
+    FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
+               "a socketpair");
+    FUZZ_CHECK(ut__conn_adopt(s->d, UT__PROTO_HTTP, fds[0]) == UT_OK,
+               "the daemon adopts its end of the socketpair");
+    s->conn_id = s->d->next_conn_id;
+    s->client = fds[1];
+}
+
+/* Reads whatever the daemon wrote; returns the number of bytes. */
+static size_t drain(fuzz_session *s)
+{
+    size_t total = 0;
+    while (s->client >= 0 && !s->peer_eof) {
+        ssize_t n = read(s->client, read_buf, sizeof read_buf);
+        if (n > 0) {
+            FUZZ_CHECK(ut_buf_append(&s->out, read_buf, (size_t)n) == UT_OK, "output kept");
+            total += (size_t)n;
+        } else if (n == 0) {
+            s->peer_eof = true;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN) {
+            break;
+        } else {
+            s->peer_eof = true;
+            s->peer_reset = true;
+        }
+    }
+    return total;
+}
+
+/* One turn of the daemon's loop; returns whether anything visible to the
+ * client happened (output, or its connection went away). */
+static bool turn(fuzz_session *s)
+{
+    bool alive = fuzz_session_conn_alive(s);
+    uv_run(s->d->loop, UV_RUN_NOWAIT);
+    size_t got = drain(s);
+    return got > 0 || alive != fuzz_session_conn_alive(s);
+}
+
+void fuzz_session_pump(fuzz_session *s)
+{
+    int idle = 0;
+    for (int i = 0; idle < FUZZ_PUMP_IDLE_TURNS; i++) {
+        FUZZ_CHECK(i < FUZZ_PUMP_MAX_TURNS, "the daemon settles without the client acting");
+        /* Deferred work (kick) is due on the next turn: not idle yet. */
+        if (turn(s) || uv_is_active((uv_handle_t *)&s->d->kick))
+            idle = 0;
+        else
+            idle++;
+    }
+}
+
+void fuzz_session_send(fuzz_session *s, const void *data, size_t len)
+{
+    const char *p = data;
+    int stalled = 0;
+    while (len > 0 && !s->write_closed) {
+        ssize_t n = send(s->client, p, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            stalled = 0;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN) {
+            s->write_closed = true; /* the daemon closed: the rest is never read */
+            break;
+        }
+        turn(s);
+        if (++stalled > FUZZ_SEND_STALL_TURNS)
+            s->write_closed = true;
+    }
+    fuzz_session_pump(s);
+}
+
+/* ---- the output oracle ---- */
+
+typedef struct response_check {
+    bool header_is_content_type;
+    bool event_stream;
+    size_t responses;
+} response_check;
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    response_check *rc = p->data;
+    rc->header_is_content_type = len == 12 && strncasecmp(at, "content-type", 12) == 0;
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    response_check *rc = p->data;
+    static const char sse[] = "text/event-stream";
+    if (rc->header_is_content_type)
+        rc->event_stream = len >= sizeof sse - 1 && memcmp(at, sse, sizeof sse - 1) == 0;
+    return 0;
+}
+
+static int on_response_headers(http_parser *p)
+{
+    response_check *rc = p->data;
+    rc->responses++;
+    /* Without a failing allocator, nothing the client sends is the
+     * daemon's fault. */
+    FUZZ_CHECK(p->status_code != 500, "no 500 answer without an allocation failure");
+    FUZZ_CHECK(p->status_code == 101 || rc->event_stream || p->content_length != ULLONG_MAX,
+               "every response but a 101 and an event stream has a Content-Length");
+    return 0;
+}
+
+static int on_response_begin(http_parser *p)
+{
+    response_check *rc = p->data;
+    rc->event_stream = false;
+    rc->header_is_content_type = false;
+    return 0;
+}
+
+typedef struct frame_feed {
+    const uint8_t *data;
+    size_t len;
+} frame_feed;
+
+static ssize_t frames_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                           void *ud)
+{
+    frame_feed *f = ud;
+    (void)flags;
+    if (f->len == 0) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    size_t n = len < f->len ? len : f->len;
+    memcpy(buf, f->data, n);
+    f->data += n;
+    f->len -= n;
+    return (ssize_t)n;
+}
+
+static ssize_t frames_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+                           int flags, void *ud)
+{
+    (void)ctx, (void)data, (void)flags, (void)ud;
+    return (ssize_t)len;
+}
+
+static int frames_genmask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
+{
+    (void)ctx, (void)ud;
+    memset(buf, 0, len);
+    return 0;
+}
+
+static void frames_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                       void *ud)
+{
+    (void)ctx, (void)ud;
+    static const char ack_json[] = "{\"ack\":";
+    static const uint8_t ack_msgpack[] = {0x81, 0xa3, 'a', 'c', 'k'};
+    switch (arg->opcode) {
+    case WSLAY_TEXT_FRAME:
+        FUZZ_CHECK(arg->msg_length > sizeof ack_json &&
+                       memcmp(arg->msg, ack_json, sizeof ack_json - 1) == 0 &&
+                       arg->msg[arg->msg_length - 1] == '}',
+                   "a text message from the daemon is an ack in JSON");
+        break;
+    case WSLAY_BINARY_FRAME:
+        FUZZ_CHECK(arg->msg_length > sizeof ack_msgpack &&
+                       memcmp(arg->msg, ack_msgpack, sizeof ack_msgpack) == 0,
+                   "a binary message from the daemon is an ack in msgpack");
+        break;
+    default:
+        break; /* pings, pongs and the close: wslay checked their framing */
+    }
+}
+
+/* The bytes after a 101: server frames, unmasked and well-formed, which a
+ * WebSocket client (wslay's) reads without a protocol error. */
+static void check_frames(const uint8_t *data, size_t len)
+{
+    frame_feed feed = {data, len};
+    static const struct wslay_event_callbacks callbacks = {
+        .recv_callback = frames_recv,
+        .send_callback = frames_send,
+        .genmask_callback = frames_genmask,
+        .on_msg_recv_callback = frames_msg,
+    };
+    wslay_event_context_ptr ctx;
+    FUZZ_CHECK(wslay_event_context_client_init(&ctx, &callbacks, &feed) == 0, "a wslay client");
+    wslay_event_recv(ctx);
+    FUZZ_CHECK(wslay_event_get_read_enabled(ctx) || wslay_event_get_close_received(ctx),
+               "the daemon's WebSocket frames are well-formed");
+    wslay_event_context_free(ctx);
+}
+
+static void check_output(const fuzz_session *s)
+{
+    static http_parser_settings settings = {
+        .on_message_begin = on_response_begin,
+        .on_header_field = on_header_field,
+        .on_header_value = on_header_value,
+        .on_headers_complete = on_response_headers,
+    };
+    response_check rc = {0};
+    http_parser p;
+    http_parser_init(&p, HTTP_RESPONSE);
+    p.data = &rc;
+    const char *out = s->out.data ? s->out.data : "";
+    size_t n = http_parser_execute(&p, &settings, out, s->out.len);
+    if (p.upgrade) {
+        FUZZ_CHECK(p.status_code == 101, "only a 101 switches protocols");
+        check_frames((const uint8_t *)out + n, s->out.len - n);
+        return;
+    }
+    if (HTTP_PARSER_ERRNO(&p) != HPE_OK || n != s->out.len) {
+        fprintf(stderr, "fuzz check: the daemon wrote (%zu bytes):\n%.*s\n", s->out.len,
+                (int)(s->out.len > 4096 ? 4096 : s->out.len), out);
+        fprintf(stderr, "http-parser: %s\n", http_errno_description(HTTP_PARSER_ERRNO(&p)));
+    }
+    FUZZ_CHECK(HTTP_PARSER_ERRNO(&p) == HPE_OK && n == s->out.len,
+               "the daemon's output is a sequence of well-formed HTTP responses");
+    /* A daemon that closed in an orderly way did so at the end of a
+     * response (or of an event stream, which ends with the connection). */
+    if (s->peer_eof && !s->peer_reset) {
+        http_parser_execute(&p, &settings, NULL, 0);
+        FUZZ_CHECK(HTTP_PARSER_ERRNO(&p) == HPE_OK, "the daemon closes between responses");
+    }
+}
+
+void fuzz_session_close(fuzz_session *s)
+{
+    /* The client is done sending: the daemon answers what it has and,
+     * reading the end of the stream, closes. */
+    shutdown(s->client, SHUT_WR);
+    fuzz_session_pump(s);
+    close(s->client);
+    s->client = -1;
+    fuzz_session_pump(s);
+    ut__conn *c = session_conn(s);
+    if (c) {
+        /* Only a connection lingering after its last answer may outlive
+         * its client, and its timer ends it: do what the timer would. */
+        FUZZ_CHECK(c->state == UT__CONN_DRAINING && uv_is_active((uv_handle_t *)&c->timer),
+                   "a connection whose client is gone is closing, or on a timer that closes it");
+        ut__conn_abort(c, "fuzz: the client is gone");
+        fuzz_session_pump(s);
+    }
+    FUZZ_CHECK(!fuzz_session_conn_alive(s) && s->d->n_conns == s->conns_before,
+               "the connection is freed once its client is gone");
+    /* FUZZ_DAEMON_SHOW=1 prints what the daemon answered, to see what an
+     * input (a finding, a new seed) does. */
+    if (getenv("FUZZ_DAEMON_SHOW"))
+        fprintf(stderr, "---- the daemon wrote %zu bytes%s:\n%.*s\n", s->out.len,
+                s->peer_eof ? " and closed" : "", (int)s->out.len, s->out.data ? s->out.data : "");
+    check_output(s);
+}

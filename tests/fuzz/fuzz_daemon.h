@@ -1,0 +1,63 @@
+/* What the daemon fuzz targets (fuzz_http, fuzz_ws) share: the real
+ * daemon in-process on a real libuv loop, and a client talking to it over
+ * a socketpair whose other end the daemon adopts as an HTTP connection
+ * over its Unix transport (ut__conn_adopt), exactly as if accepted on
+ * http.sock.
+ *
+ * One daemon serves every input of the process (its engine keeps tabs
+ * across inputs, within --max-tabs); it is shut down at exit, and the
+ * shutdown must leave its loop closing cleanly. Per input, a session:
+ * fuzz_session_open, any number of fuzz_session_send, fuzz_session_close,
+ * which checks that the connection was freed and that what the daemon
+ * wrote is a sequence of well-formed HTTP responses, followed, after a
+ * 101, by well-formed server WebSocket frames. */
+#ifndef UITRAIL_FUZZ_DAEMON_H
+#define UITRAIL_FUZZ_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon.h"
+#include "fuzz.h"
+
+/* An origin the fuzz daemon accepts WebSocket upgrades from
+ * (--allow-origin). */
+#define FUZZ_ALLOWED_ORIGIN "http://fuzz.example"
+
+typedef struct fuzz_session {
+    ut__daemon *d;
+    int client;           /* the client's end of the socketpair; -1 once closed */
+    uint64_t conn_id;     /* the daemon's connection for the other end */
+    size_t conns_before;  /* the daemon's connection count before it */
+    ut_buf out;           /* everything the daemon wrote */
+    bool peer_eof;        /* the daemon closed its side (EOF or reset seen) */
+    bool peer_reset;      /* ... by a reset: its last output may be lost */
+    bool write_closed;    /* the daemon stopped taking input */
+} fuzz_session;
+
+/* The process's daemon, created on the first call: settings as uitraild's
+ * defaults except no TCP listener, a private runtime directory, --log-level
+ * error, --max-tabs FUZZ_MAX_TABS and --allow-origin FUZZ_ALLOWED_ORIGIN. */
+ut__daemon *fuzz_daemon(void);
+
+/* Connects a new client. `s->out` keeps its storage between sessions:
+ * zero-initialize a session once and reuse it. */
+void fuzz_session_open(fuzz_session *s);
+/* Sends `len` bytes as the client, running the daemon's loop whenever the
+ * socket is full and reading what it answers. Bytes the daemon no longer
+ * takes (it closed, or stopped reading) are dropped. */
+void fuzz_session_send(fuzz_session *s, const void *data, size_t len);
+/* Runs the daemon's loop, reading its output, until nothing more happens
+ * without the client doing something. */
+void fuzz_session_pump(fuzz_session *s);
+/* Whether the daemon's connection of this session still exists. */
+bool fuzz_session_conn_alive(const fuzz_session *s);
+/* Ends the session: half-closes the client's side, lets the daemon finish,
+ * closes the client, and checks that the daemon freed the connection and
+ * that its output is well-formed. */
+void fuzz_session_close(fuzz_session *s);
+
+#endif
