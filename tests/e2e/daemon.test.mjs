@@ -257,6 +257,20 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     await page.close();
   });
 
+  test('test_e2e_static_page_gets_a_stable_mark', async () => {
+    // A page that never changes sends only the sender's first mutation
+    // record; that is enough for the daemon to score it and mark it stable.
+    const tab = uniqueTab('static');
+    const page = await browser.newPage();
+    await page.goto(`${daemon.url}/demo/cases/static_page.html?tab=${encodeURIComponent(tab)}`);
+    await traceWith(tab, (text) => text.includes('navigate '), 'the page load');
+    const answer = await stable(tab);
+    assert.equal(answer.stable, true, `a static page settles: ${JSON.stringify(answer)}`);
+    assert.ok(answer.marks >= 1, `with a stable mark: ${JSON.stringify(answer)}`);
+    assert.match(await trace(tab), /^PAGE: stable since \d\d:\d\d:\d\d$/m);
+    await page.close();
+  });
+
   test('test_e2e_foreign_origin_cannot_open_websocket', async () => {
     assert.equal(await websocketOpens(daemon.url, daemon.url), true, 'the daemon\'s own origin opens the ingest socket');
     const foreign = await startStaticServer({ pages: { '/foreign.html': '<!doctype html><title>Foreign</title>' } });

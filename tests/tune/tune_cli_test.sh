@@ -176,6 +176,53 @@ limits)
   truncate -s $((256 * 1024 * 1024 + 1)) "$work/huge.msgpack"
   run 1 tune "$work/huge.msgpack"
   stderr_has "huge.msgpack: input over 268435456 bytes" ;;
+recorded)
+  # The recordings made in headless Chromium by tests/e2e/record-sessions.mjs
+  # (fixtures/sessions/recorded), with the synthetic sessions, as CI runs it.
+  recorded=$root/fixtures/sessions/recorded
+  n_recorded=$(ls "$recorded"/*.uitrail | wc -l)
+  [ "$n_recorded" -ge 33 ] || fail "$n_recorded recordings in $recorded: want 3 runs of each of the 11 cases"
+  # Each recording is whole, was closed by its tab's uitrail.close, and has
+  # a sidecar whose labels name the recording's own tab (a label for a tab
+  # the recording lacks would only show up as a missed settle).
+  settles=0
+  for file in "$recorded"/*.uitrail; do
+    sidecar=${file%.uitrail}.labels
+    [ -s "$sidecar" ] || fail "$file has no sidecar ${sidecar##*/}"
+    run 0 info "$file"
+    stdout_has "damage: none"
+    stdout_has "close 1)"
+    tab=$(sed -n 's/^  tabs: \([^ ]*\) (.*/\1/p' "$work/out")
+    [ -n "$tab" ] || fail "uitrail info names no tab for $file"
+    if grep -vqF "{\"tab\":\"$tab\"," "$sidecar"; then fail "${sidecar##*/} labels a tab other than $tab"; fi
+    settles=$((settles + $(wc -l <"$sidecar")))
+  done
+  # Read alone, every recorded session decodes without a rejected record
+  # and every label counts.
+  run 0 tune "$recorded"
+  [ -s "$work/err" ] && fail "tune of the recordings wrote to stderr"
+  stdout_has "uitrail tune: $n_recorded sessions, $settles true settles, 360 settings"
+  # The labels are on the clock of the marks: a page's true settle is its
+  # last flush, and the default marks stable quiet_ms (200) after it, so the
+  # median latency is about 200 ms, not an offset between two clocks.
+  median=$(column default median_ms)
+  [ "$median" -ge 200 ] && [ "$median" -lt 260 ] || fail "default median latency $median ms: labels on another clock?"
+  # Loading indicators hold the default model until the data is in; DOMQuake
+  # ignores them and marks the 1.3 s shell stable before its data.
+  default_failures=$(grep '^Failures of the default:' "$work/out")
+  for page in skeleton_busy_then_data shell_then_late_data; do
+    if grep -qE "$page-[0-9]+ \([0-9]+ premature" <<<"$default_failures"; then fail "default: premature mark on $page"; fi
+  done
+  grep '^Failures of DOMQuake:' "$work/out" | grep -qE 'shell_then_late_data-[0-9]+ \([0-9]+ premature' ||
+    fail "DOMQuake shows no premature mark on shell_then_late_data"
+  # The CI run: recordings and synthetic sessions together.
+  n_labelled=$(ls "$labelled"/*.json | wc -l)
+  run 0 tune "$recorded" "$labelled"
+  stdout_has "uitrail tune: $((n_recorded + n_labelled)) sessions,"
+  grep -qE '^front \* ' "$work/out" || fail "the recommended setting is not marked on the front"
+  grep -qE '^Recommended: enter_threshold=[0-9.]+ exit_threshold=[0-9.]+ quiet_ms=[0-9]+ ' "$work/out" ||
+    fail "no Recommended line"
+  grep -qE '^(It is the default setting|It differs from the defaults)' "$work/out" || fail "no verdict on the defaults" ;;
 bad_sidecar)
   cp "$labelled/click_dialog.json" "$work/s.json"
   while IFS='|' read -r line message; do

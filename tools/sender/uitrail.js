@@ -1195,13 +1195,8 @@ export function start(options = {}) {
           recs.push([keyOf(target), kind, depth, subtree, slot.nodes, slot.bytes]);
         }
       }
-      let busy = 0;
-      for (const el of busyCandidates) {
-        if (!el.isConnected) { busyCandidates.delete(el); continue; }
-        if (isBusy(el) && !el.closest('[data-uitrail-ignore]') && isVisible(el)) busy++;
-      }
       const ms = performance.timeOrigin + t0;
-      const record = { tab, dom: [dom.elements, dom.depth], recs, busy };
+      const record = { tab, dom: [dom.elements, dom.depth], recs, busy: countBusy() };
       if (dropped) record.dropped = dropped;
       enqueue('uitrail.mutation', record, ms);
       if (layoutChanged && dialogCandidates.size) reportDialogs(touched, ms);
@@ -1209,6 +1204,17 @@ export function start(options = {}) {
       if (!hasNavigationApi && location.href !== lastUrl) reportNavigation('push');
     }
     if (measure) performance.measure('uitrail:flush', { start: t0, end: performance.now() });
+  };
+
+  // Loading indicators on the page now (busy candidates are kept up to date
+  // from the mutations, so this is no query of the whole tree).
+  const countBusy = () => {
+    let busy = 0;
+    for (const el of busyCandidates) {
+      if (!el.isConnected) { busyCandidates.delete(el); continue; }
+      if (isBusy(el) && !el.closest('[data-uitrail-ignore]') && isVisible(el)) busy++;
+    }
+    return busy;
   };
 
   // The flush runs in a task posted from the animation frame callback, that
@@ -1257,6 +1263,11 @@ export function start(options = {}) {
   listen(window, 'pageshow', onPageShow, false);
   listen(document, 'visibilitychange', onVisibilityChange, false);
   reportNavigation(navigationHowAtLoad());
+  // A first mutation record with the tree as it is and no changes: the
+  // daemon then knows this tab reports mutations, so a page that never
+  // changes still gets its stable mark, and the loading indicators present
+  // at start hold the page "changing" until they go.
+  enqueue('uitrail.mutation', { tab, dom: [dom.elements, dom.depth], recs: [], busy: countBusy() }, nowMs());
 
   return {
     tab,
