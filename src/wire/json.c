@@ -7,33 +7,65 @@
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int ut__msgpack_write_buf(void *data, const char *bytes, size_t len)
 {
     return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
 }
 
-/* jansson reports some failed allocations as syntax errors ("invalid
- * token"); its allocations are watched here so that they are reported as
- * what they are. */
+/* jansson's allocations go through ut_malloc, so that the out-of-memory
+ * tests reach them, but one of them must never fail inside jansson: when
+ * a token outgrows the lexer's buffer and that allocation fails, jansson
+ * 2.14 drops the byte silently and then reads and writes past the buffer
+ * (jansson issue #362). So a block ut_malloc refuses is taken from the C
+ * library instead, and the refusal is recorded: the conversion then
+ * discards what jansson built and reports UT_ENOMEM. Each block starts
+ * with a header that tells jansson_free which allocator it came from.
+ * Only when the C library fails too does jansson see NULL. */
+typedef union jansson_block {
+    max_align_t align;
+    bool from_libc;
+} jansson_block;
+
 static _Thread_local bool jansson_alloc_failed;
 
 static void *jansson_malloc(size_t size)
 {
-    void *p = ut_malloc(size);
-    if (!p)
+    if (size > SIZE_MAX - sizeof(jansson_block))
+        return NULL;
+    jansson_block *b = ut_malloc(sizeof *b + size);
+    bool from_libc = false;
+    if (!b) {
         jansson_alloc_failed = true;
-    return p;
+        b = malloc(sizeof *b + size);
+        from_libc = true;
+        if (!b)
+            return NULL;
+    }
+    b->from_libc = from_libc;
+    return b + 1;
 }
 
-static void jansson_free(void *ptr) { ut_free(ptr); }
+static void jansson_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    jansson_block *b = (jansson_block *)ptr - 1;
+    if (b->from_libc)
+        free(b);
+    else
+        ut_free(b);
+}
 
-/* jansson's allocator is process-wide: route it through ut_malloc once, so
- * that the out-of-memory tests reach jansson's allocations too. */
-static void install_jansson_allocator(void)
+/* jansson's allocator is process-wide, and a block must be freed by the
+ * allocator that made it: so it is installed before main, in every
+ * program that links this file, and no jansson value of the program is
+ * made without it. */
+__attribute__((constructor)) static void install_jansson_allocator(void)
 {
     json_set_alloc_funcs(jansson_malloc, jansson_free);
 }
@@ -138,16 +170,18 @@ static ut_status pack_message(converter *c, const json_t *msg)
 
 ut_status ut_wire_json_to_msgpack(ut_str json, ut_buf *out, char *err, size_t errlen)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, install_jansson_allocator);
     if (errlen)
         err[0] = '\0';
 
     json_error_t jerr;
     jansson_alloc_failed = false;
     json_t *root = json_loadb(json.ptr, json.len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+    if (jansson_alloc_failed) {
+        json_decref(root);
+        return UT_ENOMEM;
+    }
     if (!root) {
-        if (jansson_alloc_failed || json_error_code(&jerr) == json_error_out_of_memory)
+        if (json_error_code(&jerr) == json_error_out_of_memory)
             return UT_ENOMEM;
         if (errlen)
             snprintf(err, errlen, "JSON error at line %d, column %d: %s", jerr.line, jerr.column,

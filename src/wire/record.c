@@ -586,7 +586,7 @@ static ut_status validate_mutation(vctx *c)
 ut_status ut__record_validator_init(ut__record_validator *v)
 {
     *v = (ut__record_validator){.text = UT_BUF_INIT};
-    v->fixups = ut_calloc(UT__TEXT_FIXUPS_MAX, sizeof *v->fixups);
+    v->fixups = ut_malloc(UT__TEXT_FIXUPS_MAX * sizeof *v->fixups);
     /* Typical events fit; the scratch grows once if one does not. */
     if (!v->fixups || ut_buf_reserve(&v->text, 1024) != UT_OK) {
         ut__record_validator_free(v);
