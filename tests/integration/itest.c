@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -105,6 +106,9 @@ bool itest_start(itest_daemon *d, const char *const *args)
     if (pid < 0)
         return false;
     if (pid == 0) {
+        /* A test that dies half-way (a failed assertion, a timeout) must not
+         * leave its daemon running. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         int err = open(d->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(out[1], STDOUT_FILENO);
         dup2(err, STDERR_FILENO);
