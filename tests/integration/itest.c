@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <http_parser.h>
+#include <msgpack.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "wire_internal.h"
 
 static int64_t now_ms(void)
 {
@@ -434,4 +437,16 @@ long long itest_metric(const itest_daemon *d, const char *sample)
     }
     ut_free(text);
     return value;
+}
+
+void itest_pack_sync(ut_buf *out, const char *chunk)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
+    msgpack_pack_array(&pk, 3);
+    msgpack_pack_str_with_body(&pk, "uitrail.nav", 11);
+    msgpack_pack_array(&pk, 0);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "chunk", 5);
+    msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
 }

@@ -74,4 +74,9 @@ long long itest_metric(const itest_daemon *d, const char *sample);
 /* Reads a whole file (caller frees); NULL if it cannot. */
 char *itest_read_file(const char *path, size_t *len);
 
+/* Appends the Forward message that carries no event and asks for the ack
+ * `chunk`: once it is acknowledged, everything sent before it on that
+ * connection has been applied. */
+void itest_pack_sync(ut_buf *out, const char *chunk);
+
 #endif

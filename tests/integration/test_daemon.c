@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "itest.h"
+#include "wire_internal.h"
 #include "uitrail/daemon.h"
 #include "uitrail/engine.h"
 #include "uitrail/limits.h"
@@ -58,23 +59,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
-
-/* The Forward message that asks for an ack and carries no event. */
-static void pack_sync(ut_buf *out, const char *chunk)
-{
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    msgpack_pack_array(&pk, 3);
-    msgpack_pack_str_with_body(&pk, "uitrail.nav", 11);
-    msgpack_pack_array(&pk, 0);
-    msgpack_pack_map(&pk, 1);
-    msgpack_pack_str_with_body(&pk, "chunk", 5);
-    msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
-}
 
 /* Reads acks from `fd` until `chunk` is acknowledged; false on close or
  * timeout. */
@@ -114,7 +98,7 @@ static bool read_ack(int fd, const char *chunk)
 static bool send_synced(int fd, const void *data, size_t len, const char *chunk)
 {
     ut_buf sync = UT_BUF_INIT;
-    pack_sync(&sync, chunk);
+    itest_pack_sync(&sync, chunk);
     bool ok = (len == 0 || itest_send(fd, data, len)) && itest_send(fd, sync.data, sync.len) &&
               read_ack(fd, chunk);
     ut_buf_free(&sync);
@@ -189,7 +173,7 @@ static void regroup(const ut_buf *message, ut_buf *out, bool packed)
         n++;
     }
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
     for (size_t i = 0; i < n;) {
         const msgpack_object_array *first = &msgs[i].data.via.array;
         msgpack_object_str tag = first->ptr[0].via.str;
@@ -201,7 +185,7 @@ static void regroup(const ut_buf *message, ut_buf *out, bool packed)
         msgpack_pack_str_with_body(&pk, tag.ptr, tag.size);
         ut_buf entries = UT_BUF_INIT;
         msgpack_packer epk;
-        msgpack_packer_init(&epk, &entries, pack_to_buf);
+        msgpack_packer_init(&epk, &entries, ut__msgpack_write_buf);
         if (!packed)
             msgpack_pack_array(&pk, (uint32_t)(j - i));
         for (size_t k = i; k < j; k++) {
@@ -695,7 +679,7 @@ static void test_daemon_frame_over_limit_closes(void **state)
     /* A PackedForward body one byte over the frame limit. */
     ut_buf b = UT_BUF_INIT;
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, pack_to_buf);
+    msgpack_packer_init(&pk, &b, ut__msgpack_write_buf);
     msgpack_pack_array(&pk, 2);
     msgpack_pack_str_with_body(&pk, "uitrail.click", 13);
     msgpack_pack_bin(&pk, UT_FRAME_MAX_BYTES + 1);

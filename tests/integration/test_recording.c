@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "itest.h"
+#include "wire_internal.h"
 #include "uitrail/limits.h"
 #include "uitrail/record.h"
 
@@ -520,17 +521,13 @@ static long read_acks(int fd, msgpack_unpacker *up, long highest)
     }
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
 
 /* One Forward message of one click on tab `tab` with seq `n`, asking for
  * the ack c<n> when `ack` is set. */
 static void pack_click(ut_buf *out, const char *tab, long n, double time_s, bool ack)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
     char name[32], chunk[32];
     snprintf(name, sizeof name, "Item %ld", n);
     snprintf(chunk, sizeof chunk, "c%ld", n);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "itest.h"
+#include "wire_internal.h"
 #include "uitrail/limits.h"
 #include "uitrail/wire.h"
 
@@ -61,23 +62,6 @@ static ut_buf mp(const char *json)
     return out;
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
-
-/* The Forward message that asks for an ack and carries no event. */
-static void pack_sync(ut_buf *out, const char *chunk)
-{
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    msgpack_pack_array(&pk, 3);
-    msgpack_pack_str_with_body(&pk, "uitrail.nav", 11);
-    msgpack_pack_array(&pk, 0);
-    msgpack_pack_map(&pk, 1);
-    msgpack_pack_str_with_body(&pk, "chunk", 5);
-    msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
-}
 
 /* Sends an upgrade request with the given headers (each "Name: value",
  * NULL to leave it out) on `fd` and reads the answer. */
@@ -301,7 +285,7 @@ static void send_synced(ws_client *cl, const void *data, size_t len, const char 
     if (len)
         client_queue(cl, WSLAY_BINARY_FRAME, data, len);
     ut_buf sync = UT_BUF_INIT;
-    pack_sync(&sync, chunk);
+    itest_pack_sync(&sync, chunk);
     client_queue(cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
     ut_buf_free(&sync);
     char want[160];
@@ -535,8 +519,8 @@ static void test_ws_acks_each_chunk_as_json_text(void **state)
     /* Two Forward messages back to back in one WebSocket message, each
      * with its own chunk. */
     ut_buf two = UT_BUF_INIT;
-    pack_sync(&two, "first");
-    pack_sync(&two, "second");
+    itest_pack_sync(&two, "first");
+    itest_pack_sync(&two, "second");
     client_queue(&cl, WSLAY_BINARY_FRAME, two.data, two.len);
     ut_buf_free(&two);
     assert_true(client_pump(&cl, got_text, "{\"ack\":\"second\"}", ITEST_TIMEOUT_MS));
@@ -544,7 +528,7 @@ static void test_ws_acks_each_chunk_as_json_text(void **state)
     /* A chunk id that is not printable ASCII comes back byte for byte, as
      * msgpack in a binary message. */
     ut_buf odd = UT_BUF_INIT;
-    pack_sync(&odd, "\x01\xff");
+    itest_pack_sync(&odd, "\x01\xff");
     client_queue(&cl, WSLAY_BINARY_FRAME, odd.data, odd.len);
     ut_buf_free(&odd);
     static const char want[] = "\x81\xa3" "ack" "\xda\x00\x02\x01\xff";

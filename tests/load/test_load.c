@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "itest.h"
+#include "wire_internal.h"
 #include "uitrail/limits.h"
 
 /* ---- shared helpers ---- */
@@ -181,10 +182,6 @@ static long unletters(const char *s)
 
 /* ---- msgpack Forward messages ---- */
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
 
 static void pk_str(msgpack_packer *pk, const char *s)
 {
@@ -332,7 +329,7 @@ static void ingest_send_batch(load_state *s, peer *p)
     char tab[16];
     tab_name(p->index, tab);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &p->out, pack_to_buf);
+    msgpack_packer_init(&pk, &p->out, ut__msgpack_write_buf);
     double t = wall_s();
     for (unsigned k = 0; k < EVENTS_PER_BATCH; k++) {
         unsigned seq = p->batches_acked * EVENTS_PER_BATCH + k + 1;
@@ -832,7 +829,7 @@ static void pack_one_alert(ut_buf *out, const char *tab, unsigned seq, const cha
                            const char *chunk)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
     msg_begin(&pk, "alert", wall_s(), tab, seq, 2, chunk);
     pk_kv(&pk, "role", "alert");
     pk_kv(&pk, "text", text);
@@ -1136,7 +1133,7 @@ static void test_load_tab_flood_stays_at_cap(void **state)
          * tab never seen before. */
         ut_buf_reset(&message);
         msgpack_packer pk;
-        msgpack_packer_init(&pk, &message, pack_to_buf);
+        msgpack_packer_init(&pk, &message, ut__msgpack_write_buf);
         msgpack_pack_array(&pk, 3);
         pk_str(&pk, "uitrail.alert");
         msgpack_pack_array(&pk, n);
