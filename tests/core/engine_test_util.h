@@ -44,12 +44,8 @@ char *trace_text(const ut_engine *e, const char *tab);
 bool trace_line(const char *trace, unsigned i, char *dst, size_t cap);
 unsigned trace_event_lines(const char *trace);
 
-/* The fail-after-N allocator: the N-th allocation from now on fails (and
- * every one after it, when `sticky`). Counts live blocks to find leaks. */
-void failing_alloc_install(long fail_at, bool sticky);
-void failing_alloc_remove(void);
-bool failing_alloc_failed(void);
-long failing_alloc_live(void);
+/* The fail-after-N allocator: tests/common/fail_alloc.h. */
+#include "fail_alloc.h"
 
 /* A session fixture (a JSON array of [tag, seconds, record]) as events. */
 typedef struct session {

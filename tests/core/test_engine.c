@@ -1132,13 +1132,13 @@ static void test_engine_oom_walk(void **state)
     session s;
     session_load(&s, UT_FIXTURES_DIR "/sessions/bluewidget.json");
     for (long n = 1;; n++) {
-        failing_alloc_install(n, false);
+        fail_alloc_install(n, false);
         ut_buf text = UT_BUF_INIT;
         ut_status st = run_session(&s, &text, NULL);
         ut_buf_free(&text);
-        bool failed = failing_alloc_failed();
-        long live = failing_alloc_live();
-        failing_alloc_remove();
+        bool failed = fail_alloc_failed();
+        long live = fail_alloc_live();
+        fail_alloc_remove();
         if (live != 0)
             fail_msg("allocation %ld failing leaks %ld blocks", n, live);
         if (!failed) {
@@ -1152,12 +1152,12 @@ static void test_engine_oom_walk(void **state)
     }
     /* Every allocation from some point on failing: still clean. */
     for (long n = 1; n < 400; n += 7) {
-        failing_alloc_install(n, true);
+        fail_alloc_install(n, true);
         ut_buf text = UT_BUF_INIT;
         ut_status st = run_session(&s, &text, NULL);
         ut_buf_free(&text);
-        long live = failing_alloc_live();
-        failing_alloc_remove();
+        long live = fail_alloc_live();
+        fail_alloc_remove();
         assert_int_equal(live, 0);
         assert_true(st == UT_OK || st == UT_ENOMEM);
     }
@@ -1174,9 +1174,9 @@ static void test_engine_oom_loses_only_the_event(void **state)
     ut_event next = ev_click("t", AT(5000), "button", "Second", "second");
     next.has_seq = true;
     next.seq = 1;
-    failing_alloc_install(1, true);
+    fail_alloc_install(1, true);
     ut_status st = ut_engine_apply(e, &next);
-    failing_alloc_remove();
+    fail_alloc_remove();
     assert_int_equal(st, UT_ENOMEM);
     assert_int_equal(lines_of(e, "t"), 1);
     /* The seq was not consumed: the retry applies. */
@@ -1185,9 +1185,9 @@ static void test_engine_oom_loses_only_the_event(void **state)
     /* A new tab whose first event fails does not linger. */
     ut_event other = ev_click("u", AT(6000), "button", "X", "x");
     for (long n = 1; n < 6; n++) {
-        failing_alloc_install(n, true);
+        fail_alloc_install(n, true);
         st = ut_engine_apply(e, &other);
-        failing_alloc_remove();
+        fail_alloc_remove();
         ut_tab_info info;
         if (st == UT_ENOMEM)
             assert_int_equal(ut_engine_tab_info(e, UT_STR_LIT("u"), &info), UT_ENOENT);

@@ -141,9 +141,9 @@ static void test_tabs_reserve_out_of_memory(void **state)
         add_tab(&tt, i);
     /* Growing the slots (the 13th tab crosses 3/4 of 16) fails cleanly. */
     for (long n = 1; n <= 2; n++) {
-        failing_alloc_install(n, false);
+        fail_alloc_install(n, false);
         ut_status st = ut__tabs_reserve(&tt);
-        failing_alloc_remove();
+        fail_alloc_remove();
         if (st == UT_OK)
             break;
         assert_int_equal(st, UT_ENOMEM);
@@ -208,10 +208,10 @@ static void test_tabs_entry_fields_and_rebuild(void **state)
     assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_NAME), "Save"));
     assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_OUT_TEXT), "/next"));
     /* A failed rebuild leaves the entry as it was. */
-    failing_alloc_install(1, false);
+    fail_alloc_install(1, false);
     repl[UT__F_OUT_TEXT] = UT_STR_LIT("/other");
     assert_int_equal(ut__entry_rebuild(&en, 1u << UT__F_OUT_TEXT, repl), UT_ENOMEM);
-    failing_alloc_remove();
+    fail_alloc_remove();
     assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_OUT_TEXT), "/next"));
     ut_free(en);
 }

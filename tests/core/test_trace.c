@@ -332,9 +332,9 @@ static void test_trace_appends_to_buffer(void **state)
     /* Out of memory: the buffer is left as it was. */
     size_t before = b.len;
     ut_buf small = UT_BUF_INIT;
-    failing_alloc_install(1, true);
+    fail_alloc_install(1, true);
     assert_int_equal(ut_engine_trace(e, UT_STR_LIT("t"), NULL, &small), UT_ENOMEM);
-    failing_alloc_remove();
+    fail_alloc_remove();
     assert_int_equal(small.len, 0);
     assert_int_equal(b.len, before);
     ut_buf_free(&small);

@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "fail_alloc.h"
+
 #include "uitrail/engine.h"
 #include "uitrail/wire.h"
 
@@ -38,77 +40,6 @@
 /* The engine clock is moved this far past the last event before the
  * serializers run, so that marks and dead clicks are settled. */
 #define SETTLE_US (INT64_C(10) * 1000000)
-
-/* ---- the failing allocator ---- */
-
-static long alloc_calls;     /* allocation calls since install */
-static long alloc_fail_at;   /* the call that fails first (1-based) */
-static bool alloc_sticky;    /* every call from alloc_fail_at on fails */
-static bool alloc_failed;    /* some call failed */
-static long alloc_live;      /* blocks taken and not yet freed */
-
-static bool alloc_should_fail(void)
-{
-    alloc_calls++;
-    bool fail = alloc_sticky ? alloc_calls >= alloc_fail_at : alloc_calls == alloc_fail_at;
-    if (fail)
-        alloc_failed = true;
-    return fail;
-}
-
-static void *fail_malloc(size_t n)
-{
-    if (alloc_should_fail())
-        return NULL;
-    void *p = malloc(n);
-    if (p)
-        alloc_live++;
-    return p;
-}
-
-static void *fail_calloc(size_t n, size_t size)
-{
-    if (alloc_should_fail())
-        return NULL;
-    void *p = calloc(n, size);
-    if (p)
-        alloc_live++;
-    return p;
-}
-
-static void *fail_realloc(void *old, size_t n)
-{
-    if (alloc_should_fail())
-        return NULL;
-    void *p = realloc(old, n);
-    if (p && !old)
-        alloc_live++;
-    return p;
-}
-
-static void fail_free(void *p)
-{
-    if (p)
-        alloc_live--;
-    free(p);
-}
-
-/* fail_at 0: count only, never fail. */
-static void alloc_install(long fail_at, bool sticky)
-{
-    static const ut_allocator failing = {fail_malloc, fail_calloc, fail_realloc, fail_free};
-    alloc_calls = 0;
-    alloc_fail_at = fail_at > 0 ? fail_at : -1;
-    alloc_sticky = sticky && fail_at > 0;
-    alloc_failed = false;
-    alloc_live = 0;
-    ut_set_allocator(&failing);
-}
-
-static void alloc_remove(void)
-{
-    ut_set_allocator(NULL);
-}
 
 /* ---- one run of the pipeline ---- */
 
@@ -262,7 +193,7 @@ static void run_pipeline(const char *json, size_t json_len, run_result *r)
     ut_buf body = UT_BUF_INIT;
     char err[256];
     r->convert = ut_wire_json_to_msgpack(ut_str_from(json, json_len), &body, err, sizeof err);
-    r->convert_allocs = alloc_calls;
+    r->convert_allocs = fail_alloc_calls();
     if (r->convert != UT_OK) {
         ut_buf_free(&body);
         fclose(r->out);
@@ -374,11 +305,11 @@ static void walk_fixture(const char *fixture)
     assert_true(want_events > 0);
 
     run_result ref;
-    alloc_install(0, false);
+    fail_alloc_install(0, false);
     run_pipeline(json, len, &ref);
-    long total = alloc_calls;
-    long live = alloc_live;
-    alloc_remove();
+    long total = fail_alloc_calls();
+    long live = fail_alloc_live();
+    fail_alloc_remove();
     assert_int_equal(live, 0);
     assert_true(run_clean(&ref));
     assert_int_equal(ref.applied, want_events);
@@ -392,11 +323,11 @@ static void walk_fixture(const char *fixture)
          failed_event_json = 0, failed_event_pack = 0, failed_serialize = 0;
     for (long n = 1; n <= total + 1; n = walk_next(n, stride, ref.convert_allocs, total + 1)) {
         run_result r;
-        alloc_install(n, false);
+        fail_alloc_install(n, false);
         run_pipeline(json, len, &r);
-        bool failed = alloc_failed;
-        live = alloc_live;
-        alloc_remove();
+        bool failed = fail_alloc_failed();
+        live = fail_alloc_live();
+        fail_alloc_remove();
         if (live != 0)
             fail_msg("%s: allocation %ld of %ld failing leaks %ld blocks", fixture, n, total, live);
         check_statuses(&r, "allocation", n);
@@ -432,10 +363,10 @@ static void walk_fixture(const char *fixture)
     /* Every allocation from the n-th on fails. */
     for (long n = 1; n <= total; n = walk_next(n, stride, ref.convert_allocs, total)) {
         run_result r;
-        alloc_install(n, true);
+        fail_alloc_install(n, true);
         run_pipeline(json, len, &r);
-        live = alloc_live;
-        alloc_remove();
+        live = fail_alloc_live();
+        fail_alloc_remove();
         if (live != 0)
             fail_msg("%s: allocations from %ld of %ld failing leak %ld blocks", fixture, n, total,
                      live);
