@@ -83,6 +83,30 @@ PY
   # The default session is the first in name order.
   run 0 tune "$labelled" --svg "$work/first.svg" --grid 'quiet_ms=200'
   stdout_has "SVG plot of carousel_3s:" ;;
+svg_long_session)
+  # A session of 1 000 s would take 50 000 samples at one per 20 ms
+  # (UT_TUNE_SVG_STEP_MS): the plot is capped at UT_TUNE_SVG_SAMPLES_MAX
+  # (20 000) samples, spread over the whole session.
+  cat >"$work/long.json" <<'JSON'
+[
+ ["uitrail.nav", 1700000000.0, {"tab": "t", "url": "/", "title": "Long", "how": "load"}],
+ ["uitrail.mutation", 1700000000.1, {"tab": "t", "dom": [500, 10], "recs": [["main", 0, 2, 400, 300, 30000]], "busy": 0}],
+ ["uitrail.label", 1700000000.3, {"tab": "t", "settled": true}],
+ ["uitrail.mutation", 1700001000.0, {"tab": "t", "dom": [500, 10], "recs": [["main", 0, 2, 400, 300, 30000]], "busy": 0}],
+ ["uitrail.label", 1700001000.2, {"tab": "t", "settled": true}]
+]
+JSON
+  run 0 tune "$work/long.json" --svg "$work/long.svg" --grid 'quiet_ms=200'
+  python3 - "$work/long.svg" <<'PY' || fail "the long session's plot is not capped at 20 000 samples"
+import sys
+import xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+points = ET.parse(sys.argv[1]).getroot().find(ns + "polyline").get("points").split()
+assert 10000 < len(points) <= 20000, len(points)
+xs = [float(p.split(",")[0]) for p in points]
+assert xs == sorted(xs), "samples out of order"
+PY
+  ;;
 grid)
   run 0 tune "$labelled" --grid 'quiet_ms=100,200;exit_threshold=0.02;enter_threshold=0.1;window_ms=300;busy_cap_ms=10000'
   stdout_has "2 settings of the uitrail model"

@@ -824,6 +824,16 @@ static ut_status plot_sample(plot_run *pr, int64_t clock_us)
     ut_tab_info info;
     if (ut_engine_tab_info(pr->engine, pr->tab, &info) != UT_OK)
         return UT_OK; /* the tab has not appeared yet, or is gone */
+    if (pr->nsamples == UT_TUNE_SVG_SAMPLES_MAX) {
+        /* The step chosen from the truth's span does not count the samples
+         * taken at events nor the time around the truth: when the cap is
+         * reached, every other sample goes and the step doubles, so the
+         * plot keeps spanning the whole session. */
+        for (size_t i = 0; i < pr->nsamples / 2; i++)
+            pr->samples[i] = pr->samples[2 * i + 1];
+        pr->nsamples /= 2;
+        pr->step_us *= 2;
+    }
     if (pr->nsamples == pr->cap) {
         size_t cap = pr->cap ? pr->cap * 2 : 1024;
         ut_tune_sample *v = ut_realloc(pr->samples, cap * sizeof *v);
