@@ -18,6 +18,7 @@ static const ut_cli_command *const commands[] = {
     &ut_cli_stats,
     &ut_cli_wait,
     &ut_cli_paths,
+    &ut_cli_mcp,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
