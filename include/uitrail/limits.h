@@ -103,6 +103,19 @@
 #define UT_TUNE_SVG_STEP_MS 20                   /* the plotted intensity is sampled this often... */
 #define UT_TUNE_SVG_SAMPLES_MAX 20000            /* ...unless that makes more samples: then evenly over the session */
 
+/* ---- `uitrail mcp`: the MCP server on stdio (tools/uitrail/mcp*.c) ---- */
+#define UT_MCP_MESSAGE_MAX_BYTES (1u << 20)      /* one JSON-RPC line from the client; longer is a parse error */
+#define UT_MCP_CALLS_MAX 32                      /* tool calls waiting for uitraild at once; more get a tool error */
+#define UT_MCP_WAIT_DEFAULT_MS 10000             /* wait_until_stable without timeout_ms */
+/* timeout_ms of wait_until_stable: half the 60 s request timeout of common
+ * MCP clients (the official SDKs'), so that a wait never outlives the call. */
+#define UT_MCP_WAIT_MAX_MS 30000
+#define UT_MCP_DAEMON_TIMEOUT_MS 10000           /* uitraild must answer within it (beyond the wait asked for) */
+/* An answer from uitraild larger than this is refused: the daemon drops a
+ * connection whose output grows past UT_CONN_OUTPUT_MAX_BYTES, so a real
+ * one never sends more. */
+#define UT_MCP_ANSWER_MAX_BYTES UT_CONN_OUTPUT_MAX_BYTES
+
 /* ---- Daemon (src/daemon; uitraild) ---- */
 #define UT_CONN_MAX_DEFAULT 4096             /* open connections, all listeners (--max-connections) */
 #define UT_CONN_MAX_LIMIT 1000000            /* the highest --max-connections accepted */

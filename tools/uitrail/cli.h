@@ -32,6 +32,8 @@ extern const ut_cli_command ut_cli_tabs;
 extern const ut_cli_command ut_cli_send;
 extern const ut_cli_command ut_cli_stats;
 extern const ut_cli_command ut_cli_wait;
+extern const ut_cli_command ut_cli_paths; /* paths.c */
+extern const ut_cli_command ut_cli_mcp;   /* mcp.c: the MCP server */
 
 /* Prints "uitrail NAME: <message>" and the usage line to stderr and
  * returns UT_CLI_USAGE. */

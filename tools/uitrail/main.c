@@ -17,6 +17,8 @@ static const ut_cli_command *const commands[] = {
     &ut_cli_send,
     &ut_cli_stats,
     &ut_cli_wait,
+    &ut_cli_paths,
+    &ut_cli_mcp,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -25,7 +27,7 @@ static void print_overview(FILE *out)
 {
     fprintf(out, "usage: uitrail COMMAND [ARGS]\n"
                  "       uitrail COMMAND --help\n"
-                 "       uitrail --version\n\n"
+                 "       uitrail --version (or -V)\n\n"
                  "Offline tools and clients of uitraild, the UI-trail daemon.\n\n"
                  "Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
         print_overview(stdout);
         return UT_CLI_OK;
     }
-    if (strcmp(first, "--version") == 0) {
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         printf("uitrail %s\n", UT_VERSION);
         return UT_CLI_OK;
     }

@@ -1,0 +1,283 @@
+/* `uitrail mcp`: one HTTP/1.1 GET to uitraild that never blocks, so that
+ * the server keeps answering pings and cancellations while a tool call
+ * waits (wait_until_stable may take seconds). Over http.sock the socket's
+ * permissions admit us; over loopback TCP the request carries the bearer
+ * token, read from the daemon's token file at each request. The answer is
+ * parsed by libhttp-parser, as the other client commands do. */
+#include "mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define HTTP_READ_CHUNK_BYTES 16384
+
+static void set_state(ut__mcp_http *h, ut__mcp_http_state state, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Ends the request in `state` with a message; the socket is closed. */
+static void set_state(ut__mcp_http *h, ut__mcp_http_state state, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->error, sizeof h->error, fmt, ap);
+    va_end(ap);
+    h->state = state;
+    if (h->fd >= 0) {
+        close(h->fd);
+        h->fd = -1;
+    }
+}
+
+void ut__mcp_append_escaped(ut_buf *out, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            ut_buf_append(out, p, 1);
+        } else {
+            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
+            ut_buf_append(out, esc, 3);
+        }
+    }
+}
+
+/* Reads the bearer token: one line of at most UT_TOKEN_MAX_BYTES. */
+static bool read_token(const ut__mcp_daemon *d, char *out, size_t cap, char *err, size_t errlen)
+{
+    int fd = open(d->token_file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot read uitraild's token file %.600s: %s", d->token_file, strerror(errno));
+        return false;
+    }
+    ssize_t n;
+    do
+        n = read(fd, out, cap - 1);
+    while (n < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read uitraild's token file %.600s: %s", d->token_file, strerror(saved));
+        return false;
+    }
+    size_t len = (size_t)n;
+    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' '))
+        len--;
+    out[len] = '\0';
+    if (len == 0 || strpbrk(out, "\r\n")) {
+        snprintf(err, errlen, "uitraild's token file %.600s does not hold one token of 1 to %d bytes",
+                 d->token_file, UT_TOKEN_MAX_BYTES);
+        return false;
+    }
+    return true;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    ut__mcp_http *h = p->data;
+    if (h->body.len + len > UT_MCP_ANSWER_MAX_BYTES) {
+        snprintf(h->error, sizeof h->error, "uitraild's answer is larger than %u bytes",
+                 (unsigned)UT_MCP_ANSWER_MAX_BYTES);
+        return 1;
+    }
+    if (ut_buf_append(&h->body, at, len) != UT_OK) {
+        snprintf(h->error, sizeof h->error, "out of memory reading uitraild's answer");
+        return 1;
+    }
+    return 0;
+}
+
+static int on_complete(http_parser *p)
+{
+    ut__mcp_http *h = p->data;
+    h->status = (int)p->status_code;
+    h->state = UT__MCP_HTTP_DONE;
+    /* Stop here: nothing after the answer matters. */
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static const http_parser_settings parser_settings = {
+    .on_body = on_body,
+    .on_message_complete = on_complete,
+};
+
+static void describe_endpoint(const ut__mcp_daemon *d, char *out, size_t len)
+{
+    if (d->tcp)
+        snprintf(out, len, "tcp:%s", d->addr_text);
+    else
+        snprintf(out, len, "%s", d->unix_path);
+}
+
+void ut__mcp_http_start(ut__mcp_http *h, const ut__mcp_daemon *d, const char *target,
+                        int64_t now_ms, int64_t timeout_ms)
+{
+    *h = (ut__mcp_http){.state = UT__MCP_HTTP_CONNECTING, .fd = -1, .request = UT_BUF_INIT,
+                        .body = UT_BUF_INIT, .deadline_ms = now_ms + timeout_ms,
+                        .timeout_ms = timeout_ms};
+    http_parser_init(&h->parser, HTTP_RESPONSE);
+    h->parser.data = h;
+    describe_endpoint(d, h->endpoint, sizeof h->endpoint);
+    const char *where = h->endpoint;
+
+    char token[UT_TOKEN_MAX_BYTES + 2] = "";
+    if (d->tcp && !read_token(d, token, sizeof token, h->error, sizeof h->error)) {
+        h->state = UT__MCP_HTTP_UNREACHABLE;
+        return;
+    }
+    ut_buf_printf(&h->request, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", target,
+                  d->tcp ? d->addr_text : "localhost");
+    if (d->tcp)
+        ut_buf_printf(&h->request, "Authorization: Bearer %s\r\n", token);
+    ut_buf_append_cstr(&h->request, "\r\n");
+    if (h->request.oom) {
+        set_state(h, UT__MCP_HTTP_FAILED, "out of memory");
+        return;
+    }
+
+    int family = d->tcp ? d->addr.ss_family : AF_UNIX;
+    h->fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (h->fd < 0) {
+        set_state(h, UT__MCP_HTTP_FAILED, "socket: %s", strerror(errno));
+        return;
+    }
+    int rc;
+    if (d->tcp) {
+        rc = connect(h->fd, (const struct sockaddr *)&d->addr, d->addr_len);
+    } else {
+        struct sockaddr_un sun = {.sun_family = AF_UNIX};
+        memcpy(sun.sun_path, d->unix_path, strlen(d->unix_path) + 1);
+        rc = connect(h->fd, (const struct sockaddr *)&sun, sizeof sun);
+    }
+    if (rc == 0) {
+        h->state = UT__MCP_HTTP_WRITING;
+    } else if (errno == EINPROGRESS) {
+        h->state = UT__MCP_HTTP_CONNECTING;
+    } else if (errno == EAGAIN) {
+        /* A Unix socket whose backlog is full: the daemon is there but busy. */
+        set_state(h, UT__MCP_HTTP_FAILED, "uitraild at %s accepts no more connections just now",
+                  where);
+    } else {
+        set_state(h, UT__MCP_HTTP_UNREACHABLE, "cannot connect to %s: %s", where, strerror(errno));
+    }
+}
+
+short ut__mcp_http_events(const ut__mcp_http *h)
+{
+    switch (h->state) {
+    case UT__MCP_HTTP_CONNECTING:
+    case UT__MCP_HTTP_WRITING: return POLLOUT;
+    case UT__MCP_HTTP_READING: return POLLIN;
+    default: return 0;
+    }
+}
+
+bool ut__mcp_http_over(const ut__mcp_http *h)
+{
+    return h->state == UT__MCP_HTTP_DONE || h->state == UT__MCP_HTTP_UNREACHABLE ||
+           h->state == UT__MCP_HTTP_FAILED;
+}
+
+static void step_connecting(ut__mcp_http *h)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    if (err == 0)
+        h->state = UT__MCP_HTTP_WRITING;
+    else
+        set_state(h, UT__MCP_HTTP_UNREACHABLE, "cannot connect to %s: %s", h->endpoint, strerror(err));
+}
+
+static void step_writing(ut__mcp_http *h)
+{
+    while (h->sent < h->request.len) {
+        ssize_t n = send(h->fd, h->request.data + h->sent, h->request.len - h->sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0) {
+            set_state(h, UT__MCP_HTTP_FAILED, "sending the request to uitraild: %s", strerror(errno));
+            return;
+        }
+        h->sent += (size_t)n;
+    }
+    h->state = UT__MCP_HTTP_READING;
+}
+
+/* Feeds `len` bytes (0: the daemon closed the connection) to the parser. */
+static void feed(ut__mcp_http *h, const char *data, size_t len)
+{
+    size_t used = http_parser_execute(&h->parser, &parser_settings, data, len);
+    if (h->state == UT__MCP_HTTP_DONE) {
+        close(h->fd);
+        h->fd = -1;
+        return;
+    }
+    enum http_errno e = HTTP_PARSER_ERRNO(&h->parser);
+    if (e == HPE_CB_body) {
+        char why[sizeof h->error];
+        memcpy(why, h->error, sizeof why);
+        set_state(h, UT__MCP_HTTP_FAILED, "%s", why);
+    } else if (e != HPE_OK || used != len) {
+        set_state(h, UT__MCP_HTTP_FAILED, "uitraild sent a malformed answer: %s",
+                  http_errno_description(e));
+    } else if (len == 0) {
+        set_state(h, UT__MCP_HTTP_FAILED, "uitraild closed the connection before answering");
+    }
+}
+
+static void step_reading(ut__mcp_http *h)
+{
+    char buf[HTTP_READ_CHUNK_BYTES];
+    while (h->state == UT__MCP_HTTP_READING) {
+        ssize_t n = recv(h->fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0) {
+            set_state(h, UT__MCP_HTTP_FAILED, "reading uitraild's answer: %s", strerror(errno));
+            return;
+        }
+        feed(h, buf, (size_t)n);
+        if (n == 0)
+            return;
+    }
+}
+
+void ut__mcp_http_step(ut__mcp_http *h, short revents, int64_t now_ms)
+{
+    if (ut__mcp_http_over(h))
+        return;
+    if (revents) {
+        if (h->state == UT__MCP_HTTP_CONNECTING)
+            step_connecting(h);
+        if (h->state == UT__MCP_HTTP_WRITING)
+            step_writing(h);
+        else if (h->state == UT__MCP_HTTP_READING)
+            step_reading(h);
+    }
+    if (!ut__mcp_http_over(h) && now_ms >= h->deadline_ms)
+        set_state(h, UT__MCP_HTTP_FAILED, "uitraild at %s did not answer within %lld ms", h->endpoint,
+                  (long long)h->timeout_ms);
+}
+
+void ut__mcp_http_free(ut__mcp_http *h)
+{
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+    ut_buf_free(&h->request);
+    ut_buf_free(&h->body);
+}
