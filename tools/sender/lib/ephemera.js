@@ -1,0 +1,134 @@
+// Ephemeral UI: dialogs, menus, listboxes and tooltips opening, changing
+// and closing (`uitrail.dialog`), and what live regions announce
+// (`uitrail.alert`), in the light DOM, in open shadow roots and in
+// same-origin frames. The observation module finds the candidates; this
+// module decides what they show.
+
+import { LIMITS, clean, isIgnored, isVisible, textOf } from './dom.js';
+import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming.js';
+
+const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
+const LEVELS = new Set(['error', 'warning', 'info']);
+
+function dialogRoleOf(el) {
+  const role = roleOf(el);
+  return DIALOG_ROLES.has(role) ? role : 'dialog';
+}
+
+export function levelFromClass(className) {
+  if (typeof className !== 'string') return '';
+  if (/\b(error|danger|invalid|fail)/i.test(className)) return 'error';
+  if (/\bwarn/i.test(className)) return 'warning';
+  if (/\b(info|success|notice)/i.test(className)) return 'info';
+  return '';
+}
+
+/** The role an alert record takes for a live region: its own role, or for
+ *  an aria-live region, alert when assertive and status when polite. */
+function alertRoleOf(region) {
+  const role = region.getAttribute('role');
+  if (role === 'alert' || role === 'status' || role === 'log') return role;
+  return region.getAttribute('aria-live') === 'assertive' ? 'alert' : 'status';
+}
+
+/** The level of an announcement: data-level, or a level word in the
+ *  classes of the region or its host element (a web component's). */
+function levelOf(region) {
+  const declared = region.getAttribute('data-level');
+  if (declared && LEVELS.has(declared)) return declared;
+  const level = levelFromClass(region.className);
+  if (level) return level;
+  const host = region.getRootNode().host;
+  if (host) {
+    const variant = host.getAttribute('variant');
+    if (variant === 'danger') return 'error';
+    if (variant === 'warning') return 'warning';
+    if (variant === 'success' || variant === 'primary') return 'info';
+    return levelFromClass(host.className);
+  }
+  return '';
+}
+
+/**
+ * Creates the ephemera reporter.
+ *  - tab, keyOf: the tab id and the element keys;
+ *  - candidates: the observation's set of candidate dialogs;
+ *  - enqueue(tag, record, ms): the transport's.
+ */
+export function createEphemera({ tab, keyOf, candidates, enqueue }) {
+  const openDialogs = new Map();   // element -> {role, name, text}
+  const liveRegionTexts = new WeakMap();
+
+  const isOpen = (el) => el.isConnected && !isIgnored(el) && isVisible(el);
+
+  const send = (state, el, known, ms) => {
+    const record = { tab, state, role: known.role, el: keyOf(el), text: known.text };
+    if (known.name) record.name = known.name;
+    enqueue('uitrail.dialog', record, ms);
+  };
+
+  /** Dialogs open when tracking starts are known, not reported. */
+  const noteOpenAtStart = () => {
+    for (const el of candidates) {
+      if (isOpen(el)) {
+        const name = accessibleName(el, 'none');
+        openDialogs.set(el, { role: dialogRoleOf(el), name, text: snapshotText(el, name) });
+      }
+    }
+  };
+
+  /** Reports dialogs opened, updated or closed, as of `ms`. */
+  const reportDialogs = (touched, ms) => {
+    for (const el of candidates) {
+      const open = isOpen(el);
+      const known = openDialogs.get(el);
+      if (open && !known) {
+        const name = accessibleName(el, 'none');
+        const fresh = { role: dialogRoleOf(el), name, text: snapshotText(el, name) };
+        openDialogs.set(el, fresh);
+        send('open', el, fresh, ms);
+      } else if (open && known && touched.some((target) => el.contains(target) || target.contains(el) ||
+                 (el.getRootNode().host && el.getRootNode().host.contains(target)))) {
+        const text = snapshotText(el, known.name);
+        if (text !== known.text) {
+          known.text = text;
+          send('open', el, known, ms);
+        }
+      } else if (!open && known) {
+        openDialogs.delete(el);
+        send('close', el, known, ms);
+      }
+      if (!el.isConnected && !known) candidates.delete(el);
+    }
+  };
+
+  const reportAlert = (region, ms) => {
+    if (isSensitiveField(region) || isIgnored(region) || !isVisible(region)) return;
+    const text = textOf(region, LIMITS.ALERT_TEXT_MAX_CHARS);
+    const previous = liveRegionTexts.get(region) || '';
+    liveRegionTexts.set(region, text);
+    if (!text || text === previous) return;
+    const record = { tab, role: alertRoleOf(region), text };
+    const level = levelOf(region);
+    if (level) record.level = level;
+    enqueue('uitrail.alert', record, ms);
+  };
+
+  return {
+    noteOpenAtStart,
+    /** One flush's worth: dialogs when the layout changed, then each live
+     *  region touched. Stamped with the time the first mutation of the
+     *  flush was observed, not the later time of the flush. */
+    report({ touched, liveRegions, layoutChanged, firstMs }) {
+      if (layoutChanged && candidates.size) reportDialogs(touched, firstMs);
+      for (const region of liveRegions) reportAlert(region, firstMs);
+    },
+    /** The page went away: its dialogs went with it, unreported. */
+    forget() {
+      openDialogs.clear();
+    },
+    openDialogCount: () => openDialogs.size,
+  };
+}
+
+export { clean };
