@@ -9,6 +9,10 @@ import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
 const LEVELS = new Set(['error', 'warning', 'info']);
+// How many changed elements, and for how long, a hidden announcement is
+// compared with (shownElsewhere).
+const RECENT_TARGETS_MAX = 64;
+const RECENT_TARGETS_MS = 3000;
 
 function dialogRoleOf(el) {
   const role = roleOf(el);
@@ -49,6 +53,29 @@ function levelOf(region) {
   return '';
 }
 
+/** True for a region only screen readers see (the "visually hidden"
+ *  pattern: a box of a pixel or less, or clipped away). */
+function isVisuallyHidden(region) {
+  const box = region.getBoundingClientRect();
+  if (box.width <= 1 || box.height <= 1) return true;
+  const style = getComputedStyle(region);
+  return style.clipPath === 'inset(50%)' || /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip);
+}
+
+/** True when an element the same flush changed, outside the region and
+ *  visible, shows `text`: a toast library announcing its visible toast
+ *  through a hidden live region. A hidden announcement that nothing
+ *  visible shows (a grid's "Press ENTER to sort" hint for a focused
+ *  header) is no message to the user, and is not reported. */
+function shownElsewhere(text, region, recent) {
+  const probe = text.slice(0, 80);
+  for (const target of recent) {
+    if (region.contains(target) || target.contains(region)) continue;
+    if (clean(target.textContent || '').includes(probe) && isVisible(target)) return true;
+  }
+  return false;
+}
+
 /**
  * Creates the ephemera reporter.
  *  - tab, keyOf: the tab id and the element keys;
@@ -58,6 +85,9 @@ function levelOf(region) {
 export function createEphemera({ tab, keyOf, candidates, enqueue }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
+  // Elements recent flushes changed, newest last, for shownElsewhere: a
+  // toast is often shown a little before its hidden announcement.
+  let recent = [];
 
   const isOpen = (el) => el.isConnected && !isIgnored(el) && isVisible(el);
 
@@ -102,12 +132,13 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
     }
   };
 
-  const reportAlert = (region, ms) => {
+  const reportAlert = (region, recentTargets, ms) => {
     if (isSensitiveField(region) || isIgnored(region) || !isVisible(region)) return;
     const text = textOf(region, LIMITS.ALERT_TEXT_MAX_CHARS);
     const previous = liveRegionTexts.get(region) || '';
     liveRegionTexts.set(region, text);
     if (!text || text === previous) return;
+    if (isVisuallyHidden(region) && !shownElsewhere(text, region, recentTargets)) return;
     const record = { tab, role: alertRoleOf(region), text };
     const level = levelOf(region);
     if (level) record.level = level;
@@ -120,8 +151,12 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
      *  region touched. Stamped with the time the first mutation of the
      *  flush was observed, not the later time of the flush. */
     report({ touched, liveRegions, layoutChanged, firstMs }) {
+      const now = performance.now();
+      recent = recent.filter((item) => now - item.at <= RECENT_TARGETS_MS);
+      for (let i = 0; i < touched.length && i < RECENT_TARGETS_MAX; i++) recent.push({ el: touched[i], at: now });
+      if (recent.length > RECENT_TARGETS_MAX) recent = recent.slice(-RECENT_TARGETS_MAX);
       if (layoutChanged && candidates.size) reportDialogs(touched, firstMs);
-      for (const region of liveRegions) reportAlert(region, firstMs);
+      for (const region of liveRegions) reportAlert(region, recent.map((item) => item.el), firstMs);
     },
     /** The page went away: its dialogs went with it, unreported. */
     forget() {
