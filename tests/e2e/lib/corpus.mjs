@@ -269,8 +269,18 @@ export async function startCorpus() {
       const text = await run.trace(tab);
       return text.replace(TIME_RE, 'HH:MM:SS').trimEnd().split('\n').filter((line) => line.startsWith('- '));
     },
-    /** Waits until the trace has a line matching `pattern`. */
+    /** Waits until the trace has a line matching `pattern`. With
+     *  UITRAIL_CORPUS_COMPARE=1 (running a story against an older sender
+     *  or daemon, to see where it fails) a wait that times out only goes
+     *  on, so that the final assertion shows the whole trace. */
     async until(tab, pattern, what = String(pattern)) {
+      if (process.env.UITRAIL_CORPUS_COMPARE === '1') {
+        await waitFor(async () => {
+          const text = await (await daemon.get(`/v1/tabs/${encodeURIComponent(tab)}/trace`)).text();
+          return typeof pattern === 'string' ? text.includes(pattern) : pattern.test(text);
+        }, 3000, what).catch(() => {});
+        return;
+      }
       let last = '';
       try {
         await waitFor(async () => {

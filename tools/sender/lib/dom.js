@@ -75,6 +75,18 @@ export function composedParent(el) {
   return null;
 }
 
+/** The parent of a node in the flat tree (what is rendered): the slot it
+ *  is assigned to, else its composed parent. */
+export function flatParent(node) {
+  return node.assignedSlot || composedParent(node);
+}
+
+/** True when `inner` is `outer` or below it in the flat tree. */
+export function flatContains(outer, inner) {
+  for (let node = inner; node; node = flatParent(node)) if (node === outer) return true;
+  return false;
+}
+
 /** Like Element.closest(), but continues into shadow hosts and frames. */
 export function closestComposed(el, selector) {
   for (let node = el; node; ) {
@@ -131,7 +143,11 @@ function gatherNode(child, acc, max, skipControls) {
   if (child.nodeType !== 1) return;
   if (hiddenByMarkup(child) || child.hasAttribute('data-sensitive') || isIgnoredElement(child)) return;
   const tag = child.localName;
-  if (skipControls && (CONTROL_ELEMENTS.has(tag) || child.getAttribute('role') === 'button')) return;
+  const role = child.getAttribute('role');
+  // A timer's or progress bar's text is a running value, not words: an
+  // alert that counts down its own dismissal says the same thing throughout.
+  if (role === 'timer' || role === 'progressbar') return;
+  if (skipControls && (CONTROL_ELEMENTS.has(tag) || role === 'button')) return;
   if (tag === 'img' || tag === 'area') {
     const alt = child.getAttribute('alt');
     if (alt) { acc.parts.push(' ', alt, ' '); acc.length += alt.length; }

@@ -4,7 +4,8 @@
 // same-origin frames. The observation module finds the candidates; this
 // module decides what they show.
 
-import { LIMITS, clean, isIgnored, isVisible, textOf } from './dom.js';
+import { LIMITS, clean, closestComposed, composedParent, flatContains, isIgnored, isVisible, textOf } from './dom.js';
+import { LIVE_REGION_SELECTOR } from './observation.js';
 import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming.js';
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
@@ -13,6 +14,9 @@ const LEVELS = new Set(['error', 'warning', 'info']);
 // compared with (shownElsewhere).
 const RECENT_TARGETS_MAX = 64;
 const RECENT_TARGETS_MS = 3000;
+// A dialog or menu found closed is stamped with the time the page began
+// changing it (a closing animation), when that was at most this long ago.
+export const CLOSE_START_WINDOW_MS = 500;
 
 function dialogRoleOf(el) {
   const role = roleOf(el);
@@ -80,9 +84,9 @@ function shownElsewhere(text, region, recent) {
  * Creates the ephemera reporter.
  *  - tab, keyOf: the tab id and the element keys;
  *  - candidates: the observation's set of candidate dialogs;
- *  - enqueue(tag, record, ms): the transport's.
+ *  - transport: enqueue, enqueueAt, lastSeq.
  */
-export function createEphemera({ tab, keyOf, candidates, enqueue }) {
+export function createEphemera({ tab, keyOf, candidates, transport }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
   // Elements recent flushes changed, newest last, for shownElsewhere: a
@@ -94,8 +98,13 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
   const send = (state, el, known, ms) => {
     const record = { tab, state, role: known.role, el: keyOf(el), text: known.text };
     if (known.name) record.name = known.name;
-    enqueue('uitrail.dialog', record, ms);
+    if (state === 'close' && known.touchedSeq !== undefined) transport.enqueueAt('uitrail.dialog', record, ms, known.touchedSeq);
+    else transport.enqueue('uitrail.dialog', record, ms);
   };
+
+  /** Whether a flush's changes were in or around the dialog, in the flat
+   *  tree (a web component's menu is slotted into its popup). */
+  const touches = (el, touched) => touched.some((target) => flatContains(el, target) || flatContains(target, el));
 
   /** Dialogs open when tracking starts are known, not reported. */
   const noteOpenAtStart = () => {
@@ -117,8 +126,15 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
         const fresh = { role: dialogRoleOf(el), name, text: snapshotText(el, name) };
         openDialogs.set(el, fresh);
         send('open', el, fresh, ms);
-      } else if (open && known && touched.some((target) => el.contains(target) || target.contains(el) ||
-                 (el.getRootNode().host && el.getRootNode().host.contains(target)))) {
+      } else if (open && known && touches(el, touched)) {
+        // A change of the dialog itself or of what holds it (a host's
+        // `open`, a popup's class) may be the start of its closing; a change
+        // inside it (a button's focus ring) is not.
+        if (touched.some((target) => flatContains(target, el)) &&
+            (!known.touchedMs || ms - known.touchedMs > CLOSE_START_WINDOW_MS)) {
+          known.touchedMs = ms;
+          known.touchedSeq = transport.lastSeq();
+        }
         const text = snapshotText(el, known.name);
         if (text !== known.text) {
           known.text = text;
@@ -126,7 +142,9 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
         }
       } else if (!open && known) {
         openDialogs.delete(el);
-        send('close', el, known, ms);
+        const closing = known.touchedMs && ms - known.touchedMs <= CLOSE_START_WINDOW_MS;
+        if (!closing) known.touchedSeq = undefined;
+        send('close', el, known, closing ? known.touchedMs : ms);
       }
       if (!el.isConnected && !known) candidates.delete(el);
     }
@@ -134,6 +152,10 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
 
   const reportAlert = (region, recentTargets, ms) => {
     if (isSensitiveField(region) || isIgnored(region) || !isVisible(region)) return;
+    // A live region inside another (a component's message inside its alert)
+    // is announced as part of the outer one.
+    const outer = composedParent(region);
+    if (outer && closestComposed(outer, LIVE_REGION_SELECTOR)) return;
     const text = textOf(region, LIMITS.ALERT_TEXT_MAX_CHARS);
     const previous = liveRegionTexts.get(region) || '';
     liveRegionTexts.set(region, text);
@@ -142,7 +164,7 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
     const record = { tab, role: alertRoleOf(region), text };
     const level = levelOf(region);
     if (level) record.level = level;
-    enqueue('uitrail.alert', record, ms);
+    transport.enqueue('uitrail.alert', record, ms);
   };
 
   return {
@@ -162,7 +184,8 @@ export function createEphemera({ tab, keyOf, candidates, enqueue }) {
     forget() {
       openDialogs.clear();
     },
-    openDialogCount: () => openDialogs.size,
+    /** True while a dialog, menu or tooltip is open. */
+    hasOpen: () => openDialogs.size > 0,
   };
 }
 

@@ -12,15 +12,22 @@ import {
   isSensitive, sortableHeaderAround, sortOf,
 } from './naming.js';
 
+// How long a click made while a dialog or menu is open waits for it to
+// close (a closing animation), before it is sent.
+const CLICK_WAIT_FOR_CLOSE_MS = 400;
+
 /**
  * Creates the interaction listeners.
  *  - tab, rowContext, keyOf, knownSecrets, measure: the tracker's;
  *  - root: the observed element of the top document (frames count whole);
  *  - transport: enqueue/complete;
  *  - beforeClick(): called first on every click (flushes the mutations
- *    the page made before it, so they come before the click).
+ *    the page made before it, so they come before the click);
+ *  - dialogOpen(): true while a dialog or menu is open: a click then waits
+ *    CLICK_WAIT_FOR_CLOSE_MS for the page to close it, so that a menu the
+ *    click began closing is reported before the click.
  */
-export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeClick }) {
+export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeClick, dialogOpen }) {
   let clicksAwaitingState = [];
   let clickStateTimer = 0;
   // A click on a check box or radio button fires its change event in the
@@ -41,7 +48,8 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
           if (sort) entry.record.sort = sort;
         }
       }
-      transport.complete(entry);
+      if (entry.waitForClose) setTimeout(() => transport.complete(entry), CLICK_WAIT_FOR_CLOSE_MS);
+      else transport.complete(entry);
     }
     clicksAwaitingState = [];
     lastClickedElement = null;
@@ -93,6 +101,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
         // State is read after the default action and the page's handlers
         // ran; until then the click holds its place in the queue.
         const entry = transport.enqueue('uitrail.click', record, eventMs(event), true);
+        entry.waitForClose = dialogOpen();
         lastClickedElement = el;
         clicksAwaitingState.push({ entry, el });
         if (!clickStateTimer) clickStateTimer = setTimeout(fillClickStates, 0);
@@ -137,6 +146,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     },
     stop() {
       clearTimeout(clickStateTimer);
+      for (const { entry } of clicksAwaitingState) entry.waitForClose = false;
       if (clicksAwaitingState.length) fillClickStates();
     },
   };

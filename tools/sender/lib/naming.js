@@ -5,7 +5,7 @@
 // name, never what the user typed.
 
 import {
-  CONTROL_ELEMENTS, INLINE_ELEMENTS, LIMITS, SPACES_RE, clean, closestComposed, composedParent, cut,
+  CONTROL_ELEMENTS, INLINE_ELEMENTS, LIMITS, SPACES_RE, clean, closestComposed, cut, flatParent,
   hiddenByMarkup, isIgnoredElement, slotContent, textOf,
 } from './dom.js';
 
@@ -307,12 +307,14 @@ function contextKindOf(el) {
 /**
  * The context of a click or change on el: the table row it sits in (el
  * itself when it is a row) when row context applies to that table, or the
- * nearest named container of a kind the protocol knows. A header row is no
- * row context: its cells are column names. Returns undefined when there is
- * none.
+ * nearest named container of a kind the protocol knows, in the flat tree
+ * (a button slotted into a web component's dialog is in that dialog). A
+ * header row is no row context: its cells are column names. Returns
+ * undefined when there is none.
  */
 export function contextOf(el, rowContext) {
-  for (let node = isRow(el) ? el : composedParent(el); node; node = composedParent(node)) {
+  for (let node = isRow(el) ? el : flatParent(el); node; node = flatParent(node)) {
+    if (node.nodeType !== 1) continue;
     if (isRow(node)) {
       const cells = cellsOfRow(node);
       if (!isHeaderRow(node, cells) && rowContextApplies(node, rowContext)) {

@@ -91,10 +91,13 @@ function startTracker(options) {
         navigation.afterFlush();
       },
     });
-    ephemera = createEphemera({ tab, keyOf, candidates: observation.dialogCandidates, enqueue: transport.enqueue });
+    ephemera = createEphemera({
+      tab, keyOf, candidates: observation.dialogCandidates, transport,
+    });
     interaction = createInteraction({
       tab, root, rowContext, keyOf, knownSecrets, measure, transport,
       beforeClick: () => observation.flushNow(),
+      dialogOpen: () => ephemera.hasOpen(),
     });
   }
 

@@ -50,6 +50,25 @@ export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats
     return entry;
   };
 
+  /** Queues a record of something the page began before the clicks
+   *  queued after seq `afterSeq` (a menu whose closing started before the
+   *  click that closed it): it goes before the first of those clicks still
+   *  waiting in the queue, at no later a time than that click. Sequence
+   *  numbers are reassigned from there on; nothing from there on has been
+   *  sent, since a waiting click holds back what follows it. */
+  const enqueueAt = (tag, record, ms, afterSeq) => {
+    const index = queue.findIndex((entry) => entry.pending && entry.tag === 'uitrail.click' && entry.record.seq > afterSeq);
+    if (index < 0) return enqueue(tag, record, ms);
+    const entry = { tag, ms: Math.min(ms, queue[index].ms), record, pending: false };
+    queue.splice(index, 0, entry);
+    let next = queue[index + 1].record.seq;
+    for (let i = index; i < queue.length; i++) queue[i].record.seq = next++;
+    seq = next - 1;
+    stats.queued++;
+    if (onRecord) onRecord(tag, record);
+    return entry;
+  };
+
   const complete = (entry) => {
     if (!entry.pending) return;
     entry.pending = false;
@@ -263,9 +282,11 @@ export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats
 
   writeSavedTab(tab, seq);
   return {
-    enqueue, complete, scheduleSend, sendPending, sendNow, close,
+    enqueue, enqueueAt, complete, scheduleSend, sendPending, sendNow, close,
     /** Saves the last seq used, sent or not, so the next page of this tab
      *  (which reads it back) never reuses one. */
     saveSeq() { writeSavedTab(tab, seq); },
+    /** The last seq used. */
+    lastSeq: () => seq,
   };
 }
