@@ -180,6 +180,14 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
       if (layoutChanged && candidates.size) reportDialogs(touched, firstMs);
       for (const region of liveRegions) reportAlert(region, recent.map((item) => item.el), firstMs);
     },
+    /** Alerts the page shows when tracking starts (a server-rendered
+     *  error after a form post) are reported: they are what the user sees
+     *  first. Status and log regions are not (they hold standing text). */
+    reportAlertsAtStart(root) {
+      for (const region of root.querySelectorAll('[role="alert"],[aria-live="assertive"]')) {
+        reportAlert(region, [], performance.timeOrigin + performance.now());
+      }
+    },
     /** The page went away: its dialogs went with it, unreported. */
     forget() {
       openDialogs.clear();

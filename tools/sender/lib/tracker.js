@@ -124,6 +124,7 @@ function startTracker(options) {
     ephemera.noteOpenAtStart();
   }
   navigation.start();
+  if (ephemera) ephemera.reportAlertsAtStart(root);
   if (observation) {
     // A first mutation record with the tree as it is and no changes: the
     // daemon then knows this tab reports mutations, so a page that never
