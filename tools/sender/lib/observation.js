@@ -88,7 +88,8 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     let depth = 0;
     for (const observed of roots) {
       const top = observed.nodeType === 11 ? observed.host : observed;
-      if (!top.isConnected && observed !== root) continue;
+      // A frame's document that was navigated away from is no part of the page.
+      if (observed !== root && (!top.isConnected || !top.ownerDocument.defaultView)) continue;
       const counts = observed.nodeType === 11
         ? Array.from(observed.children, measureElement).reduce((a, b) => ({ elements: a.elements + b.elements, depth: Math.max(a.depth, b.depth) }), { elements: 0, depth: 0 })
         : measureElement(observed);
