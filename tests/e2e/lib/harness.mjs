@@ -18,7 +18,9 @@ import { WebSocketServer } from 'ws';
 
 export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const DEMO_DIR = join(REPO, 'fixtures', 'demo');
-export const SENDER_DIR = join(REPO, 'tools', 'sender');
+// UITRAIL_SENDER_DIR serves another copy of the sender (to compare with
+// an older one, as tools/bench-sender.mjs --sender does).
+export const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(REPO, 'tools', 'sender'));
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [

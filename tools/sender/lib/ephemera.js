@@ -10,8 +10,9 @@ import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
 const LEVELS = new Set(['error', 'warning', 'info']);
-// How many changed elements, and for how long, a hidden announcement is
-// compared with (shownElsewhere).
+// How many flushes, how many changed elements of each, and for how long, a
+// hidden announcement is compared with (shownElsewhere).
+const RECENT_FLUSHES_MAX = 32;
 const RECENT_TARGETS_MAX = 64;
 const RECENT_TARGETS_MS = 3000;
 // A dialog or menu found closed is stamped with the time the page began
@@ -73,9 +74,12 @@ function isVisuallyHidden(region) {
  *  header) is no message to the user, and is not reported. */
 function shownElsewhere(text, region, recent) {
   const probe = text.slice(0, 80);
-  for (const target of recent) {
-    if (region.contains(target) || target.contains(region)) continue;
-    if (clean(target.textContent || '').includes(probe) && isVisible(target)) return true;
+  for (const { targets } of recent) {
+    for (let i = 0; i < targets.length && i < RECENT_TARGETS_MAX; i++) {
+      const target = targets[i];
+      if (region.contains(target) || target.contains(region)) continue;
+      if (clean(target.textContent || '').includes(probe) && isVisible(target)) return true;
+    }
   }
   return false;
 }
@@ -89,9 +93,9 @@ function shownElsewhere(text, region, recent) {
 export function createEphemera({ tab, keyOf, candidates, transport }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
-  // Elements recent flushes changed, newest last, for shownElsewhere: a
-  // toast is often shown a little before its hidden announcement.
-  let recent = [];
+  // What recent flushes changed, newest last, for shownElsewhere: a toast
+  // is often shown a little before its hidden announcement.
+  const recent = [];
 
   const isOpen = (el) => el.isConnected && !isIgnored(el) && isVisible(el);
 
@@ -150,7 +154,7 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
     }
   };
 
-  const reportAlert = (region, recentTargets, ms) => {
+  const reportAlert = (region, recentFlushes, ms) => {
     if (isSensitiveField(region) || isIgnored(region) || !isVisible(region)) return;
     // A live region inside another (a component's message inside its alert)
     // is announced as part of the outer one.
@@ -160,7 +164,7 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
     const previous = liveRegionTexts.get(region) || '';
     liveRegionTexts.set(region, text);
     if (!text || text === previous) return;
-    if (isVisuallyHidden(region) && !shownElsewhere(text, region, recentTargets)) return;
+    if (isVisuallyHidden(region) && !shownElsewhere(text, region, recentFlushes)) return;
     const record = { tab, role: alertRoleOf(region), text };
     const level = levelOf(region);
     if (level) record.level = level;
@@ -173,19 +177,20 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
      *  region touched. Stamped with the time the first mutation of the
      *  flush was observed, not the later time of the flush. */
     report({ touched, liveRegions, layoutChanged, firstMs }) {
+      // One entry per flush (its list of changed elements), so this costs
+      // nothing per element; the lists are read only for an announcement.
       const now = performance.now();
-      recent = recent.filter((item) => now - item.at <= RECENT_TARGETS_MS);
-      for (let i = 0; i < touched.length && i < RECENT_TARGETS_MAX; i++) recent.push({ el: touched[i], at: now });
-      if (recent.length > RECENT_TARGETS_MAX) recent = recent.slice(-RECENT_TARGETS_MAX);
+      if (touched.length) recent.push({ at: now, targets: touched });
+      while (recent.length && (recent.length > RECENT_FLUSHES_MAX || now - recent[0].at > RECENT_TARGETS_MS)) recent.shift();
       if (layoutChanged && candidates.size) reportDialogs(touched, firstMs);
-      for (const region of liveRegions) reportAlert(region, recent.map((item) => item.el), firstMs);
+      for (const region of liveRegions) reportAlert(region, recent, firstMs);
     },
     /** Alerts the page shows when tracking starts (a server-rendered
      *  error after a form post) are reported: they are what the user sees
      *  first. Status and log regions are not (they hold standing text). */
     reportAlertsAtStart(root) {
       for (const region of root.querySelectorAll('[role="alert"],[aria-live="assertive"]')) {
-        reportAlert(region, [], performance.timeOrigin + performance.now());
+        reportAlert(region, recent, performance.timeOrigin + performance.now());
       }
     },
     /** The page went away: its dialogs went with it, unreported. */

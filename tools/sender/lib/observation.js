@@ -166,15 +166,17 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
    *  password fields, open shadow roots (observed from now on, and
    *  scanned in turn) and same-origin frames. */
   const scan = (node) => {
-    const elements = node.nodeType === 11 ? node.querySelectorAll('*') : [node, ...node.getElementsByTagName('*')];
-    for (const el of elements) {
+    const noteElement = (el) => {
       if (el.shadowRoot) {
         if (observe(el.shadowRoot)) scan(el.shadowRoot);
       } else if (el.localName.includes('-')) {
         awaitDefinition(el, node);
       }
       if (el.localName === 'iframe' || el.localName === 'frame') attachFrame(el);
-    }
+    };
+    if (node.nodeType === 1) noteElement(node);
+    const all = node.nodeType === 11 ? node.querySelectorAll('*') : node.getElementsByTagName('*');
+    for (let i = 0; i < all.length; i++) noteElement(all[i]);
     if (node.nodeType === 1) {
       if (node.matches(BUSY_SELECTOR)) busyCandidates.add(node);
       if (node.matches(DIALOG_SELECTOR)) dialogCandidates.add(node);
