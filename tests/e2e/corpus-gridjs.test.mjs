@@ -41,8 +41,19 @@ describe('corpus: Grid.js, micromodal', { skip: skip || false }, () => {
     await run.stable(tab);
     for (const segment of ['VIP', 'New this month', 'At risk']) await page.getByLabel(segment).click();
     await run.until(tab, 'clicked 3×');
+    await run.stable(tab);
+    // The team's own dropdown: a div with aria-haspopup, no role.
+    await page.click('#page-size-trigger');
+    await run.until(tab, 'opened [listbox]');
+    await run.stable(tab);
+    await page.click('#page-size-list [role="option"]:has-text("25")');
+    await run.until(tab, 'closed [listbox]');
+    await run.stable(tab);
 
     assert.deepEqual(await run.lines(tab), [
+      '- HH:MM:SS closed [listbox] "Rows per page" — it showed: 10 · 25 · 50',
+      '- HH:MM:SS click [option] "25" (selected) (in list: Rows per page)',
+      '- HH:MM:SS click [combobox] "Rows per page" (expanded) → opened [listbox] "Rows per page"',
       '- HH:MM:SS clicked 3× [checkbox] (in group: Segments): "VIP" (checked), "New this month" (not checked), "At risk" (checked)',
       '- HH:MM:SS closed [dialog] "Bo Chen" — it showed: Segment: Wholesale · Orders: 48 · E-mail: [email]',
       '- HH:MM:SS click [button] "Close" (in dialog: Bo Chen) → page changed',
@@ -53,7 +64,8 @@ describe('corpus: Grid.js, micromodal', { skip: skip || false }, () => {
     ], consoleLines.join('\n'));
 
     const json = await run.json(tab);
-    const [burst, , , open, sort] = json.events;
+    const [, , trigger, burst, , , open, sort] = json.events;
+    assert.deepEqual([trigger.role, trigger.name, trigger.state], ['combobox', 'Rows per page', { expanded: true }]);
     assert.deepEqual(burst.members.map((member) => [member.name, member.state]), [
       ['VIP', { checked: true }], ['New this month', { checked: false }], ['At risk', { checked: true }],
     ]);
