@@ -316,11 +316,14 @@ export async function startCorpus() {
         }
       }
     },
+    /** Stops everything; the daemon must exit cleanly (under a sanitizer
+     *  build, a leak or an error report makes its exit status non-zero). */
     async close() {
       await browser.close();
       await events.stop();
-      await daemon.stop();
+      const status = await daemon.stop();
       await site.close();
+      assert.equal(status, 0, `uitraild exited with ${status}:\n${daemon.stderr.slice(-4000)}`);
     },
   };
   return run;
