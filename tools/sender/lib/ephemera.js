@@ -202,4 +202,3 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
   };
 }
 
-export { clean };
