@@ -1,23 +1,32 @@
 #!/usr/bin/env node
 // Measures what the uitrail sender costs the page, in headless Chromium:
 // the time spent in its click handler (plus the after-click state read), in
-// its change handler and in each mutation flush, on the demo app and on a
-// generated page of about 5 000 elements. The sender records each handler's
+// its change handler and in each mutation flush, on the demo app, on a
+// generated page of about 5 000 elements, and on two pages of the e2e
+// corpus built with real libraries (ag-grid with a native dialog and notyf
+// toasts; Shoelace web components). The sender records each handler's
 // duration with performance.measure() when started with `measure: true`;
 // this script drives the pages and prints median and p95 in milliseconds.
 //
-// Usage: node tools/bench-sender.mjs [--clicks N] [--json]
+// Usage: node tools/bench-sender.mjs [--clicks N] [--json] [--sender DIR]
+//   --sender DIR  measure another copy of the sender (e.g. an older
+//                 checkout's tools/sender, with its npm packages installed)
 // Needs the npm packages of tests/e2e and tools/sender (tools/e2e installs
 // them). A benchmark measures; it asserts nothing.
 
 import { parseArgs } from 'node:util';
 
-import { launchBrowser, sleep, startStaticServer } from '../tests/e2e/lib/harness.mjs';
-
 const { values: args } = parseArgs({
-  options: { clicks: { type: 'string', default: '40' }, json: { type: 'boolean', default: false } },
+  options: {
+    clicks: { type: 'string', default: '40' }, json: { type: 'boolean', default: false },
+    sender: { type: 'string' },
+  },
 });
+if (args.sender) process.env.UITRAIL_SENDER_DIR = args.sender;
 const CLICKS = Number.parseInt(args.clicks, 10);
+// The harness reads UITRAIL_SENDER_DIR when it is loaded.
+const { launchBrowser, sleep, startStaticServer } = await import('../tests/e2e/lib/harness.mjs');
+const { startCorpusServer } = await import('../tests/e2e/lib/corpus.mjs');
 
 const IMPORT_MAP = '<script type="importmap">{"imports":{"@msgpack/msgpack":"/sender/node_modules/@msgpack/msgpack/dist.esm/index.mjs"}}</script>';
 
@@ -110,10 +119,59 @@ async function benchBig(browser, origin) {
   return result;
 }
 
+/** A corpus page with the sender measuring, sending to the capture
+ *  server; `drive(page, i)` makes the i-th click. */
+async function benchCorpus(browser, origin, path, ready, drive) {
+  const page = await browser.newPage();
+  await page.addInitScript(() => { window.uitrailSetup = { measure: true }; });
+  await page.goto(`${origin}${path}`);
+  await page.waitForFunction(ready);
+  for (let i = 0; i < CLICKS; i++) await drive(page, i);
+  await sleep(1500);
+  const elements = await page.evaluate(() => {
+    const count = (root) => Array.from(root.querySelectorAll('*')).reduce((n, el) => n + 1 + (el.shadowRoot ? count(el.shadowRoot) : 0), 0);
+    return count(document);
+  });
+  const result = { page: `${path} (${elements} elements with shadow roots)`, ...(await collect(page)) };
+  await page.close();
+  return result;
+}
+
+async function driveAgGrid(page, i) {
+  const row = ['4411', '4412', '4413', '4414'][i % 4];
+  switch (i % 4) {
+    case 0: await page.click('[role="columnheader"][col-id="total"]'); break;
+    case 1:
+      await page.locator(`[row-id="${row}"]`).getByRole('button', { name: 'Details' }).click();
+      await page.keyboard.press('Escape');
+      break;
+    case 2: await page.click(`[row-id="${row}"] [col-id="customer"]`); break;
+    default: await page.click('[role="columnheader"][col-id="customer"]'); break;
+  }
+}
+
+async function driveShoelace(page, i) {
+  if (i % 2 === 0) {
+    await page.locator('tr', { hasText: i % 4 === 0 ? 'INV-9' : 'INV-8' }).locator('sl-button').click();
+    await page.locator('#close-dialog').click();
+  } else {
+    await page.locator('sl-dropdown sl-button').click();
+    await page.locator('#new-invoice').click();
+  }
+  await sleep(150);
+}
+
 const server = await startStaticServer({ capture: true, config: { transport: 'websocket' }, pages: { '/bench/big.html': BIG_PAGE } });
+const corpus = await startCorpusServer({ daemon: server.origin });
 const browser = await launchBrowser();
 try {
-  const results = [await benchDemo(browser, server.origin), await benchBig(browser, server.origin)];
+  const results = [
+    await benchDemo(browser, server.origin), await benchBig(browser, server.origin),
+    await benchCorpus(browser, corpus.origin, '/corpus/orders-aggrid.html',
+      () => window.tracker && document.querySelector('[row-id="4411"] [col-id="customer"]'), driveAgGrid),
+    await benchCorpus(browser, corpus.origin, '/corpus/invoices-shoelace.html',
+      () => window.tracker && customElements.get('sl-dialog') && document.querySelector('#invoices sl-button'), driveShoelace),
+  ];
   if (args.json) {
     console.log(JSON.stringify(results, null, 2));
   } else {
@@ -129,5 +187,6 @@ try {
   }
 } finally {
   await browser.close();
+  await corpus.close();
   await server.close();
 }

@@ -18,6 +18,8 @@ typedef enum ut_kind {
     UT_KIND_DIALOG,
     UT_KIND_MUTATION,
     UT_KIND_CLOSE,
+    UT_KIND_UNLOAD, /* the page is going away; the tab may come back (a load, a bfcache restore) */
+    UT_KIND_APP,    /* a host event: the app's own semantic event (tracker.emit) */
     UT_KIND__COUNT
 } ut_kind;
 
@@ -25,7 +27,7 @@ typedef enum ut_kind {
 const char *ut_kind_name(ut_kind k);
 
 /* Maps a Forward tag to its kind. Returns
- *   UT_OK       for "uitrail.<kind>" with one of the seven kinds (sets *out);
+ *   UT_OK       for "uitrail.<kind>" with one of the kinds above (sets *out);
  *   UT_EIGNORED for a tag outside the "uitrail." namespace, and for the
  *               uitrail tags that are not events ("uitrail.meta", the header
  *               of a recording, and "uitrail.label"): count and skip them;
@@ -70,6 +72,22 @@ enum {
 typedef enum ut_level { UT_LEVEL_NONE, UT_LEVEL_ERROR, UT_LEVEL_WARNING, UT_LEVEL_INFO } ut_level;
 typedef enum ut_dialog_state { UT_DIALOG_OPEN, UT_DIALOG_CLOSE } ut_dialog_state;
 
+/* A column header's aria-sort after a click (click `sort`). */
+typedef enum ut_sort {
+    UT_SORT_UNSET, /* no `sort` field */
+    UT_SORT_NONE,
+    UT_SORT_ASCENDING,
+    UT_SORT_DESCENDING,
+    UT_SORT_OTHER,
+    UT_SORT__COUNT
+} ut_sort;
+
+/* One key and value of a host event's `data` (both text). */
+typedef struct ut_app_pair {
+    ut_str key;
+    ut_str value;
+} ut_app_pair;
+
 typedef enum ut_mut_kind { UT_MUT_CHILDLIST = 0, UT_MUT_ATTRIBUTES = 1, UT_MUT_CHARDATA = 2 } ut_mut_kind;
 
 /* One entry of a mutation record's `recs`. */
@@ -112,6 +130,8 @@ typedef struct ut_event {
     ut_ctx ctx;         /* click */
     uint8_t state_set;  /* click: which UT_STATE_* bits were sent */
     uint8_t state_on;   /* click: and which of those are true */
+    bool untrusted;     /* click, change: `trusted` was sent as false (a script dispatched it) */
+    ut_sort sort;       /* click: the column header's sort order after the click */
 
     /* change */
     ut_str value;  /* empty with has_value false when withheld */
@@ -125,6 +145,14 @@ typedef struct ut_event {
     ut_str text;
     ut_level level;
     ut_dialog_state dialog_state;
+
+    /* unload */
+    bool persisted; /* the page enters the back/forward cache */
+
+    /* app (host event): `name` above is its event name, `text` its message,
+     * `level` its level; `data` its key/value pairs */
+    ut_app_pair data[UT_APP_DATA_MAX];
+    uint32_t ndata;
 
     /* mutation */
     uint32_t dom_elements;

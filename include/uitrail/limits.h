@@ -17,6 +17,14 @@
 #define UT_CELL_MAX_BYTES 256     /* one row cell or context name */
 #define UT_CTX_CELLS_MAX 16       /* cells kept of a row; more are dropped */
 #define UT_MUTATION_RECS_MAX 512  /* `recs` entries in one mutation record */
+/* Host events (`uitrail.app`). The event name and the data keys may hold
+ * only [A-Za-z0-9_.-]: they name things in the app's code, never the
+ * user's data, and a record breaking that is rejected. */
+#define UT_APP_NAME_MAX_BYTES 64
+#define UT_APP_TEXT_MAX_BYTES 512
+#define UT_APP_DATA_MAX 16          /* pairs of `data`; a record with more is rejected */
+#define UT_APP_KEY_MAX_BYTES 32     /* one key of `data`; a longer key is rejected */
+#define UT_APP_VALUE_MAX_BYTES 256  /* one value of `data`; longer values are cut */
 
 /* ---- Wire (msgpack decoding; see shared/style.md) ---- */
 #define UT_FRAME_MAX_BYTES (1u << 20)      /* one Forward message */
@@ -59,6 +67,11 @@
 #define UT_BURST_NAMES_SHOWN 3     /* names printed in a burst line before "… (+N more)" */
 #define UT_OUTCOME_WINDOW_MS 1000  /* a dialog, navigation or change within it is the click's outcome */
 #define UT_DEAD_CLICK_MS 2000      /* nothing within it: "no visible response" */
+/* After a `uitrail.unload` that came within a click's outcome window, the
+ * next page's navigation within this long of the unload is the click's
+ * outcome, and the page reads as changing until then (or until this has
+ * passed without a new page). */
+#define UT_UNLOAD_OUTCOME_WINDOW_MS 10000
 #define UT_CTX_PRINT_MAX_CHARS 60  /* context text in a trace line */
 #define UT_REDACT_PATTERNS_MAX 64  /* extra redaction patterns */
 #define UT_REDACT_PATTERN_MAX_BYTES 1024 /* source of one extra redaction pattern */

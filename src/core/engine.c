@@ -23,6 +23,7 @@
 #define DEAD_CLICK_US (UT_DEAD_CLICK_MS * US_PER_MS)
 #define RAGE_WINDOW_US (UT_RAGE_WINDOW_MS * US_PER_MS)
 #define BURST_WINDOW_US (UT_BURST_WINDOW_MS * US_PER_MS)
+#define UNLOAD_WINDOW_US (UT_UNLOAD_OUTCOME_WINDOW_MS * US_PER_MS)
 
 static int64_t add_sat(int64_t a, int64_t b)
 {
@@ -197,6 +198,8 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
     int64_t due = t->stab ? ut_stab_next_deadline(t->stab) : INT64_MAX;
     if (t->pending && tab_has_mutations(t)) {
         int64_t dead = add_sat(t->pending_last_us, DEAD_CLICK_US);
+        if (t->unload_answers_pending && t->unloaded)
+            dead = add_sat(t->unload_us, UNLOAD_WINDOW_US);
         if (dead < due)
             due = dead;
     }
@@ -220,6 +223,9 @@ static ut__entry **find_entry(const ut__tab *t, uint32_t id)
 static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
 {
     if (!t->pending || now < add_sat(t->pending_last_us, DEAD_CLICK_US))
+        return;
+    /* A click whose page went away waits for the next page instead. */
+    if (t->unloaded && t->unload_answers_pending && now < add_sat(t->unload_us, UNLOAD_WINDOW_US))
         return;
     t->pending = false;
     ut__entry **slot = find_entry(t, t->pending_id);
@@ -285,6 +291,19 @@ static bool is_click_entry(const ut__entry *en)
 static ut__entry **outcome_candidate(const ut__tab *t, int64_t now)
 {
     if (!t->pending || now - t->pending_last_us > OUTCOME_WINDOW_US)
+        return NULL;
+    ut__entry **slot = find_entry(t, t->pending_id);
+    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
+        return NULL;
+    return slot;
+}
+
+/* After an unload that answered the pending click: that click, while its
+ * outcome is still open and the next page arrives within
+ * UT_UNLOAD_OUTCOME_WINDOW_MS of the unload. */
+static ut__entry **unload_outcome_candidate(const ut__tab *t, int64_t now)
+{
+    if (!t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
         return NULL;
     ut__entry **slot = find_entry(t, t->pending_id);
     if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
@@ -486,7 +505,8 @@ static bool burst_context(ut_ctx_kind k)
 static bool same_role_and_context(const ut__entry *en, const ut_event *ev)
 {
     if (en->flags & (UT__EF_SENS | UT__EF_RAGE) || en->ctx_kind != ev->ctx.kind ||
-        !ut_str_eq(ut__entry_field(en, UT__F_ROLE), ev->role))
+        !ut_str_eq(ut__entry_field(en, UT__F_ROLE), ev->role) ||
+        !(en->flags & UT__EF_UNTRUSTED) != !ev->untrusted)
         return false;
     ut_str list = ut__entry_field(en, UT__F_CTX), name;
     return ut__list_next(&list, &name) && ut_str_eq(name, ev->ctx.name) && list.len == 0;
@@ -499,6 +519,32 @@ static bool burst_has_member(const ut__entry *en, ut_str el)
         if (ut_str_eq(member_el, el))
             return true;
     return false;
+}
+
+_Static_assert(UT_BURST_MEMBERS_MAX <= 32, "a burst's member states are bits of a uint32_t");
+_Static_assert(UT_APP_DATA_MAX * (2 * UT__LIST_ITEM_HDR + UT_APP_KEY_MAX_BYTES + UT_APP_VALUE_MAX_BYTES) <=
+                   UT__MEMBERS_FIELD_MAX,
+               "a host event's data fits the members field");
+
+/* The lowest state bit of `set` (checked before expanded, selected,
+ * pressed), or 0. */
+static uint8_t first_state_bit(uint8_t set)
+{
+    return (uint8_t)(set & -set);
+}
+
+/* Notes member `index`'s state after its click: the burst keeps the one
+ * state every member reported (state_set) and each member's value of it
+ * (member_on); a member without it ends that for the whole burst. */
+static void burst_note_state(ut__entry *burst, uint32_t index, uint8_t set, uint8_t on)
+{
+    if (!(burst->state_set & set)) {
+        burst->state_set = 0;
+        burst->member_on = 0;
+        return;
+    }
+    if (index < 32 && (on & burst->state_set))
+        burst->member_on |= UINT32_C(1) << index;
 }
 
 /* Adds a click to the burst in `slot`. */
@@ -523,6 +569,7 @@ static ut_status burst_add(ut_engine *e, ut__tab *t, ut__entry **slot, const ut_
     ut_status st = ut__entry_rebuild(slot, (1u << UT__F_EL) | (1u << UT__F_MEMBERS), fields);
     if (st != UT_OK)
         return st;
+    burst_note_state(*slot, stored / 2, ev->state_set, ev->state_on);
     (*slot)->count++;
     (*slot)->last_us = now;
     pending_follow(t, *slot, now);
@@ -598,6 +645,15 @@ static ut_status click_burst(ut_engine *e, ut__tab *t, const ut_event *ev, int64
     burst->last_us = now;
     burst->count = UT_BURST_MIN_CLICKS;
     burst->ctx_kind = oldest->ctx_kind;
+    burst->flags = oldest->flags & UT__EF_UNTRUSTED;
+    /* Members in order: the prior clicks, oldest first, then this one. */
+    uint8_t common = ev->state_set;
+    for (uint32_t i = 0; i < PRIOR; i++)
+        common &= prior[i]->state_set;
+    burst->state_set = first_state_bit(common);
+    for (uint32_t i = PRIOR; i-- > 0;)
+        burst_note_state(burst, PRIOR - 1 - i, prior[i]->state_set, prior[i]->state_on);
+    burst_note_state(burst, PRIOR, ev->state_set, ev->state_on);
     if (with_outcome) {
         burst->outcome = with_outcome->outcome;
         burst->outcome_detail = with_outcome->outcome_detail;
@@ -632,9 +688,10 @@ static ut_status apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64
         return UT_ENOMEM;
     en->count = 1;
     en->ctx_kind = (uint8_t)(ev->sens ? UT_CTX_NONE : ev->ctx.kind);
-    en->flags = ev->sens ? UT__EF_SENS : 0;
+    en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) | (ev->untrusted ? UT__EF_UNTRUSTED : 0));
     en->state_set = ev->state_set;
     en->state_on = ev->state_on & ev->state_set;
+    en->sort = (uint8_t)ev->sort;
     push_entry(t, en, now);
     return UT_OK;
 }
@@ -655,7 +712,8 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
                           (ev->has_value && !ev->sens ? UT__EF_HAS_VALUE : 0) |
                           (ev->has_len ? UT__EF_HAS_LEN : 0) |
                           (ev->has_checked ? UT__EF_HAS_CHECKED : 0) |
-                          (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0));
+                          (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0) |
+                          (ev->untrusted ? UT__EF_UNTRUSTED : 0));
     en->count = ev->has_len ? ev->len : 0;
     mark_responded(t);
     push_entry(t, en, now);
@@ -832,6 +890,11 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     en->detail = (uint8_t)ev->how;
 
     ut__entry **candidate = reset ? NULL : outcome_candidate(t, now);
+    if (!candidate && !reset && t->unloaded)
+        candidate = unload_outcome_candidate(t, now);
+    bool after_unload = t->unloaded;
+    t->unloaded = false;
+    t->unload_answers_pending = false;
     mark_responded(t);
     if (candidate) {
         ut_status st = set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0);
@@ -842,7 +905,9 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
         }
     }
 
-    if (new_page) {
+    if (new_page || after_unload) {
+        /* A page restored from the back/forward cache after an unload is a
+         * page shown anew, though not loaded: it settles from now. */
         dialogs_free(t);
         t->page_load_us = now;
         if (t->stab) {
@@ -896,6 +961,57 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     return UT_OK;
 }
 
+/* The page goes away, and the tab may come back: its history stays; the
+ * page's dialogs are gone with it; a click the unload answered waits for
+ * the next page's navigation as its outcome (ut__tab's `unloaded`).
+ *
+ * The page reads as changing until the next one arrives: the scorer starts
+ * a new page at the unload and sees one loading indicator, the browser
+ * loading the next document, which the next page's load clears. Like any
+ * loading indicator it stops holding the page after the scorer's busy cap,
+ * so a tab that never comes back settles. */
+static ut_status apply_unload(ut_engine *e, ut__tab *t, int64_t now)
+{
+    t->unload_answers_pending = outcome_candidate(t, now) != NULL;
+    mark_responded(t);
+    dialogs_free(t);
+    t->unloaded = true;
+    t->unload_us = now;
+    if (t->stab) {
+        mark_sink ms = {e, t};
+        ut_stab_page_load(t->stab, now, on_stab_mark, &ms);
+        ut_event loading = {.kind = UT_KIND_MUTATION, .time_us = now, .tab = ut__tab_key(t),
+                            .dom_elements = 1, .dom_depth = 1, .busy = 1};
+        ut_stab_mutation(t->stab, &loading, on_stab_mark, &ms);
+    }
+    return UT_OK;
+}
+
+/* A host event: an entry of its own, with its data as key, value pairs.
+ * It answers the pending click (the app reacted), without becoming its
+ * outcome: its data would not fit an outcome. */
+static ut_status apply_app(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    ut_buf_reset(&e->build);
+    for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
+        ut__list_put(&e->build, ev->data[i].key, UT_APP_KEY_MAX_BYTES);
+        ut__list_put(&e->build, ev->data[i].value, UT_APP_VALUE_MAX_BYTES);
+    }
+    if (e->build.oom)
+        return UT_ENOMEM;
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_NAME] = ev->name;
+    fields[UT__F_TEXT] = ev->text;
+    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
+    ut__entry *en = entry_make(t, UT__E_APP, fields);
+    if (!en)
+        return UT_ENOMEM;
+    en->detail = (uint8_t)ev->level;
+    mark_responded(t);
+    push_entry(t, en, now);
+    return UT_OK;
+}
+
 static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
     switch (ev->kind) {
@@ -907,6 +1023,8 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
         return ev->dialog_state == UT_DIALOG_OPEN ? apply_dialog_open(t, ev, now)
                                                   : apply_dialog_close(t, ev, now);
     case UT_KIND_MUTATION: return apply_mutation(e, t, ev, now);
+    case UT_KIND_UNLOAD: return apply_unload(e, t, now);
+    case UT_KIND_APP: return apply_app(e, t, ev, now);
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }
@@ -925,6 +1043,13 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
     if (t && ev->has_seq && t->has_seq && ev->seq <= t->last_seq) {
         e->stats.duplicates++;
         return UT_EDUP;
+    }
+    if (ev->kind == UT_KIND_UNLOAD && !t) {
+        /* Nothing to keep for a page whose tab is not known. */
+        e->stats.applied[UT_KIND_UNLOAD]++;
+        if (e->obs.on_applied)
+            e->obs.on_applied(e->obs.ud, ev);
+        return UT_OK;
     }
     if (ev->kind == UT_KIND_CLOSE) {
         e->stats.applied[UT_KIND_CLOSE]++;

@@ -29,6 +29,7 @@ typedef enum ut__entry_kind {
     UT__E_ALERT,
     UT__E_DIALOG_OPEN,
     UT__E_DIALOG_CLOSE,
+    UT__E_APP,  /* a host event: name, text, level in `detail`, data in UT__F_MEMBERS */
 } ut__entry_kind;
 
 /* What followed a click. UT__OUT_CHANGED is provisional while the click's
@@ -52,7 +53,7 @@ typedef enum ut__field {
     UT__F_EL,       /* click, change, dialog el; a burst's latest member */
     UT__F_TEXT,     /* change value, alert text, dialog snapshot, nav URL */
     UT__F_CTX,      /* list */
-    UT__F_MEMBERS,  /* list */
+    UT__F_MEMBERS,  /* list: a burst's members; a host event's data as key, value pairs */
     UT__F_OUT_ROLE, /* the outcome dialog's role */
     UT__F_OUT_TEXT, /* the outcome dialog's name, navigation path or alert text */
     UT__F__COUNT
@@ -65,6 +66,7 @@ enum {
     UT__EF_HAS_LEN = 1u << 3,
     UT__EF_HAS_CHECKED = 1u << 4,
     UT__EF_CHECKED = 1u << 5,
+    UT__EF_UNTRUSTED = 1u << 6, /* click, burst, change: a script dispatched it */
 };
 
 /* One ring entry: a fixed header and its text, in one allocation sized to
@@ -82,6 +84,10 @@ typedef struct ut__entry {
     uint8_t state_on;
     uint8_t detail;         /* nav: ut_nav_how; alert: ut_level */
     uint8_t outcome_detail; /* alert outcome: ut_level */
+    uint8_t sort;           /* click: ut_sort */
+    /* burst: bit i is member i's state (the one bit in state_set, the state
+     * every member reported) after its click */
+    uint32_t member_on;
     uint16_t off[UT__F__COUNT + 1];
     char text[];
 } ut__entry;
@@ -163,6 +169,14 @@ typedef struct ut__tab {
     bool pending_responded; /* something visible followed: never dead */
     uint32_t pending_id;
     int64_t pending_last_us;
+
+    /* The page went away (`uitrail.unload`) and no navigation came yet:
+     * the page reads as changing, and when the unload answered the pending
+     * click, the next page's navigation within UT_UNLOAD_OUTCOME_WINDOW_MS
+     * of the unload is that click's outcome. */
+    bool unloaded;
+    bool unload_answers_pending;
+    int64_t unload_us;
 
     /* Times of the latest clicks on the newest entry's element (rage). */
     int64_t rage_times[UT_RAGE_MIN_CLICKS - 1];

@@ -729,8 +729,9 @@ typedef struct field_place {
     size_t len;
 } field_place;
 
-/* tab, role, el, url, title, name, value, text, context name, cells. */
-#define EVENT_TEXT_FIELDS_MAX (9 + UT_CTX_CELLS_MAX)
+/* tab, role, el, url, title, name, value, text, context name, cells, and
+ * a host event's data keys and values. */
+#define EVENT_TEXT_FIELDS_MAX (9 + UT_CTX_CELLS_MAX + 2 * UT_APP_DATA_MAX)
 
 typedef struct field_places {
     field_place at[EVENT_TEXT_FIELDS_MAX];
@@ -794,7 +795,11 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
     for (uint32_t i = red.ctx.ncells; i < UT_CTX_CELLS_MAX; i++)
         red.ctx.cells[i] = empty_text;
 
-    size_t text_max = ev->kind == UT_KIND_ALERT ? UT_ALERT_TEXT_MAX_BYTES : UT_DIALOG_TEXT_MAX_BYTES;
+    size_t text_max = ev->kind == UT_KIND_ALERT ? UT_ALERT_TEXT_MAX_BYTES
+                      : ev->kind == UT_KIND_APP ? UT_APP_TEXT_MAX_BYTES
+                                                : UT_DIALOG_TEXT_MAX_BYTES;
+    if (red.ndata > UT_APP_DATA_MAX)
+        red.ndata = UT_APP_DATA_MAX;
     size_t scratch_start = scratch->len;
     field_places places = {.n = 0};
     ut_status st = UT_OK;
@@ -814,6 +819,13 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
         st = place_field(r, scratch, &places, &red.ctx.name, FIELD_TEXT, UT_CELL_MAX_BYTES);
     for (uint32_t i = 0; i < red.ctx.ncells && st == UT_OK; i++)
         st = place_field(r, scratch, &places, &red.ctx.cells[i], FIELD_TEXT, UT_CELL_MAX_BYTES);
+    /* A host event's keys are the app's identifiers, but they are redacted
+     * like its values: an app may build a key from the user's data. */
+    for (uint32_t i = 0; i < red.ndata && st == UT_OK; i++) {
+        st = place_field(r, scratch, &places, &red.data[i].key, FIELD_TEXT, UT_APP_KEY_MAX_BYTES);
+        if (st == UT_OK)
+            st = place_field(r, scratch, &places, &red.data[i].value, FIELD_TEXT, UT_APP_VALUE_MAX_BYTES);
+    }
     if (st != UT_OK) {
         scratch->len = scratch_start;
         if (scratch->data)

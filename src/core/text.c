@@ -132,6 +132,8 @@ static const char *const kind_names[UT_KIND__COUNT] = {
     [UT_KIND_DIALOG] = "dialog",
     [UT_KIND_MUTATION] = "mutation",
     [UT_KIND_CLOSE] = "close",
+    [UT_KIND_UNLOAD] = "unload",
+    [UT_KIND_APP] = "app",
 };
 
 /* Tags in the uitrail namespace that are not events: the header entry of a

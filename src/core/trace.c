@@ -46,6 +46,19 @@ static const char *const level_names[] = {
     [UT_LEVEL_INFO] = "info",
 };
 
+static const char *const sort_names[UT_SORT__COUNT] = {
+    [UT_SORT_UNSET] = "", [UT_SORT_NONE] = "none", [UT_SORT_ASCENDING] = "ascending",
+    [UT_SORT_DESCENDING] = "descending", [UT_SORT_OTHER] = "other",
+};
+
+/* How a column header's sort order reads after a click on it. */
+static const char *const sort_labels[UT_SORT__COUNT] = {
+    [UT_SORT_UNSET] = "", [UT_SORT_NONE] = " (not sorted)", [UT_SORT_ASCENDING] = " (sorted ascending)",
+    [UT_SORT_DESCENDING] = " (sorted descending)", [UT_SORT_OTHER] = " (sorted)",
+};
+
+static const char *const state_words[] = {"checked", "expanded", "selected", "pressed"};
+
 static const char *enum_name(const char *const *names, size_t n, unsigned v)
 {
     return v < n && names[v] ? names[v] : "";
@@ -324,6 +337,22 @@ static void put_outcome(ut_buf *out, const ut__entry *en)
     }
 }
 
+/* " (by script)" for a click or change that a script dispatched: an
+ * assistant must tell the user's actions from its own executor's. */
+static void put_trusted(ut_buf *out, const ut__entry *en)
+{
+    if (en->flags & UT__EF_UNTRUSTED)
+        ut_buf_append_cstr(out, " (by script)");
+}
+
+/* The word of a burst's one state bit: "checked", "not checked". */
+static void put_state_word(ut_buf *out, uint8_t bit, bool on)
+{
+    for (unsigned i = 0; i < 4; i++)
+        if (bit == (1u << i))
+            ut_buf_printf(out, "%s%s", on ? "" : "not ", state_words[i]);
+}
+
 static void put_click(ut_buf *out, const ut__entry *en)
 {
     bool rage = en->flags & UT__EF_RAGE;
@@ -336,7 +365,9 @@ static void put_click(ut_buf *out, const ut__entry *en)
         ut_buf_append_cstr(out, " (sensitive)");
     } else {
         put_name(out, ut__entry_field(en, UT__F_NAME));
+        put_trusted(out, en);
         put_state(out, en->state_set, en->state_on);
+        ut_buf_append_cstr(out, ENUM_NAME(sort_labels, en->sort));
         put_ctx(out, en);
     }
     if (rage)
@@ -344,22 +375,91 @@ static void put_click(ut_buf *out, const ut__entry *en)
     put_outcome(out, en);
 }
 
+/* The members of a burst whose state bit is on, among its first `n`. */
+static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
+{
+    uint32_t on = 0;
+    for (uint32_t i = from; i < n && i < 32; i++)
+        on += (en->member_on >> i) & 1u;
+    return on;
+}
+
+/* A burst line. When its clicks carried a state, the line says it: once,
+ * "(checked)", when every member has the same; else after each name shown,
+ * and as counts for the members not shown. */
 static void put_burst(ut_buf *out, const ut__entry *en)
 {
     ut_buf_printf(out, "clicked %" PRIu32 "\xC3\x97", en->count);
     put_role(out, ut__entry_field(en, UT__F_ROLE));
+    put_trusted(out, en);
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), el, name;
+    uint32_t stored = 0;
+    for (ut_str it = list; ut__list_next(&it, &el) && ut__list_next(&it, &name);)
+        stored++;
+    uint8_t bit = en->state_set;
+    uint32_t on = bit ? burst_on_count(en, 0, stored) : 0;
+    bool uniform = bit && stored == en->count && (on == 0 || on == stored);
+    if (uniform) {
+        ut_buf_append_cstr(out, " (");
+        put_state_word(out, bit, on != 0);
+        ut_buf_append_cstr(out, ")");
+    }
     put_ctx(out, en);
     ut_buf_append_cstr(out, ":");
-    ut_str list = ut__entry_field(en, UT__F_MEMBERS), el, name;
     uint32_t shown = 0;
     while (shown < UT_BURST_NAMES_SHOWN && ut__list_next(&list, &el) && ut__list_next(&list, &name)) {
         ut_buf_append_cstr(out, shown ? ", " : " ");
         put_quoted(out, name);
+        if (bit && !uniform) {
+            ut_buf_append_cstr(out, " (");
+            put_state_word(out, bit, (en->member_on >> shown) & 1u);
+            ut_buf_append_cstr(out, ")");
+        }
         shown++;
     }
-    if (en->count > shown)
-        ut_buf_printf(out, " %s (+%" PRIu32 " more)", ELLIPSIS, en->count - shown);
+    if (en->count > shown) {
+        ut_buf_printf(out, " %s (+%" PRIu32 " more", ELLIPSIS, en->count - shown);
+        if (bit && !uniform && stored > shown) {
+            uint32_t rest_on = burst_on_count(en, shown, stored);
+            ut_buf_append_cstr(out, ": ");
+            ut_buf_printf(out, "%" PRIu32 " ", rest_on);
+            put_state_word(out, bit, true);
+            ut_buf_printf(out, ", %" PRIu32 " ", stored - shown - rest_on);
+            put_state_word(out, bit, false);
+        }
+        ut_buf_append_cstr(out, ")");
+    }
     put_outcome(out, en);
+}
+
+/* `app event [error] "order.refund_failed": "Refund exceeds captured
+ * amount" (order: 4411, amount: 120.00)`: the level, the app's event name,
+ * its message and its data, all cut like other page text. */
+static void put_app(ut_buf *out, const ut__entry *en)
+{
+    ut_buf_append_cstr(out, "app event");
+    if (en->detail != UT_LEVEL_NONE)
+        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, en->detail));
+    ut_buf_append(out, " ", 1);
+    put_quoted(out, ut__entry_field(en, UT__F_NAME));
+    ut_str text = ut__entry_field(en, UT__F_TEXT);
+    if (text.len) {
+        ut_buf_append_cstr(out, ": ");
+        put_quoted(out, text);
+    }
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), key, value;
+    if (!list.len)
+        return;
+    ut_buf_append_cstr(out, " (");
+    clip c = {out, UT_TEXT_PRINT_MAX_CHARS, false};
+    for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
+        if (!first)
+            clip_put(&c, UT_STR_LIT(", "));
+        clip_put(&c, key);
+        clip_put(&c, UT_STR_LIT(": "));
+        clip_put(&c, value);
+    }
+    ut_buf_append_cstr(out, ")");
 }
 
 static void put_change(ut_buf *out, const ut__entry *en)
@@ -377,6 +477,7 @@ static void put_change(ut_buf *out, const ut__entry *en)
         ut_buf_append_cstr(out, " (sensitive)");
     else
         put_name(out, ut__entry_field(en, UT__F_NAME));
+    put_trusted(out, en);
     if (en->flags & UT__EF_HAS_VALUE) {
         ut_buf_append_cstr(out, " = ");
         put_quoted(out, ut__entry_field(en, UT__F_TEXT));
@@ -391,6 +492,7 @@ static void put_entry_text(ut_buf *out, const ut__entry *en)
     case UT__E_CLICK: put_click(out, en); return;
     case UT__E_BURST: put_burst(out, en); return;
     case UT__E_CHANGE: put_change(out, en); return;
+    case UT__E_APP: put_app(out, en); return;
     case UT__E_ALERT:
         put_alert(out, ut__entry_field(en, UT__F_ROLE), en->detail, ut__entry_field(en, UT__F_TEXT));
         return;
@@ -562,6 +664,14 @@ static void json_state(ut_buf *out, uint8_t set, uint8_t on)
     ut_buf_append(out, "}", 1);
 }
 
+/* "trusted": false for a click or change that a script dispatched; the
+ * field is left out otherwise. */
+static void json_trusted(ut_buf *out, const ut__entry *en)
+{
+    if (en->flags & UT__EF_UNTRUSTED)
+        ut_buf_append_cstr(out, ",\"trusted\":false");
+}
+
 static void json_outcome(ut_buf *out, const ut__entry *en)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
@@ -604,7 +714,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
     static const char *const kinds[] = {
         [UT__E_NAV] = "nav", [UT__E_CLICK] = "click", [UT__E_BURST] = "burst",
         [UT__E_CHANGE] = "change", [UT__E_ALERT] = "alert", [UT__E_DIALOG_OPEN] = "dialog",
-        [UT__E_DIALOG_CLOSE] = "dialog",
+        [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app",
     };
     ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
     json_times(out, "time", "ms", en->time_us);
@@ -621,6 +731,9 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_str_field(out, "el", el);
         json_ctx(out, en);
         json_state(out, en->state_set, en->state_on);
+        if (en->sort != UT_SORT_UNSET)
+            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, en->sort)));
+        json_trusted(out, en);
         ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
                       sens ? "true" : "false", en->count,
                       en->flags & UT__EF_RAGE ? "true" : "false");
@@ -632,15 +745,20 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_ctx(out, en);
         ut_buf_printf(out, ",\"count\":%" PRIu32 ",\"members\":[", en->count);
         ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
+        uint32_t member = 0;
         for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
              first = false) {
             ut_buf_append_cstr(out, first ? "{\"el\":" : ",{\"el\":");
             ut_buf_append_json_str(out, member_el);
             ut_buf_append_cstr(out, ",\"name\":");
             ut_buf_append_json_str(out, member_name);
+            if (en->state_set && member < 32)
+                json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
+            member++;
             ut_buf_append(out, "}", 1);
         }
         ut_buf_append(out, "]", 1);
+        json_trusted(out, en);
         json_times(out, "last_time", "last_ms", en->last_us);
         json_outcome(out, en);
         break;
@@ -657,7 +775,26 @@ static void json_entry(ut_buf *out, const ut__entry *en)
             ut_buf_printf(out, ",\"len\":%" PRIu32, en->count);
         if (en->flags & UT__EF_HAS_CHECKED)
             ut_buf_printf(out, ",\"checked\":%s", en->flags & UT__EF_CHECKED ? "true" : "false");
+        json_trusted(out, en);
         break;
+    case UT__E_APP: {
+        json_str_field(out, "name", name);
+        if (en->detail != UT_LEVEL_NONE)
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+        json_str_field(out, "text", text);
+        json_key(out, "data");
+        ut_buf_append(out, "{", 1);
+        ut_str list = ut__entry_field(en, UT__F_MEMBERS), key, value;
+        for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
+            if (!first)
+                ut_buf_append(out, ",", 1);
+            ut_buf_append_json_str(out, key);
+            ut_buf_append(out, ":", 1);
+            ut_buf_append_json_str(out, value);
+        }
+        ut_buf_append(out, "}", 1);
+        break;
+    }
     case UT__E_ALERT:
         json_str_field(out, "role", role);
         if (en->detail != UT_LEVEL_NONE)
@@ -837,10 +974,14 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
             json_str_field(out, "name", ev->name);
         json_str_field(out, "el", ev->el);
         ut_buf_printf(out, ",\"sens\":%s", ev->sens ? "true" : "false");
+        if (ev->untrusted)
+            ut_buf_append_cstr(out, ",\"trusted\":false");
         if (ev->kind == UT_KIND_CLICK) {
             if (!ev->sens)
                 json_event_ctx(out, &ev->ctx);
             json_state(out, ev->state_set, ev->state_on);
+            if (ev->sort != UT_SORT_UNSET)
+                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, ev->sort)));
             break;
         }
         if (ev->has_value && !ev->sens)
@@ -876,6 +1017,26 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
         if (ev->dropped)
             ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+        break;
+    case UT_KIND_UNLOAD:
+        ut_buf_printf(out, ",\"persisted\":%s", ev->persisted ? "true" : "false");
+        break;
+    case UT_KIND_APP:
+        json_str_field(out, "name", ev->name);
+        if (ev->text.len)
+            json_str_field(out, "text", ev->text);
+        if (ev->level != UT_LEVEL_NONE)
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+        json_key(out, "data");
+        ut_buf_append(out, "{", 1);
+        for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
+            if (i)
+                ut_buf_append(out, ",", 1);
+            ut_buf_append_json_str(out, ev->data[i].key);
+            ut_buf_append(out, ":", 1);
+            ut_buf_append_json_str(out, ev->data[i].value);
+        }
+        ut_buf_append(out, "}", 1);
         break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;

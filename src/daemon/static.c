@@ -1,5 +1,5 @@
 /* --demo: the demo app (fixtures/demo/ under /demo/), the sender
- * (tools/sender/uitrail.js and the msgpack package's ESM build under
+ * (tools/sender/uitrail.js, its modules in tools/sender/lib/ and the msgpack package's ESM build under
  * /sender/) and /demo/config.json, all from the source tree.
  *
  * Only named files are served: no directory listing, no dot files, no
@@ -27,6 +27,7 @@
 #define DEMO_DIR "fixtures/demo"
 #define SENDER_DIR "tools/sender"
 #define SENDER_MSGPACK_PREFIX "node_modules/@msgpack/msgpack/dist.esm/"
+#define SENDER_LIB_PREFIX "lib/"
 /* How far above the executable the source tree may be: build/src/daemon. */
 #define EXE_LEVELS_UP_MAX 4
 
@@ -131,6 +132,11 @@ static bool map_path(ut_str path, const char **dir, char *rel, size_t rel_cap)
     } else if (ut_str_eq_cstr(path, "/sender/uitrail.js")) {
         *dir = SENDER_DIR;
         rest = UT_STR_LIT("uitrail.js");
+    } else if (path.len > 8 + sizeof SENDER_LIB_PREFIX - 1 &&
+               memcmp(path.ptr, "/sender/" SENDER_LIB_PREFIX, 8 + sizeof SENDER_LIB_PREFIX - 1) == 0) {
+        /* The sender's modules, imported by uitrail.js. */
+        *dir = SENDER_DIR;
+        rest = (ut_str){path.ptr + 8, path.len - 8};
     } else if (path.len > 8 + sizeof SENDER_MSGPACK_PREFIX - 1 &&
                memcmp(path.ptr, "/sender/" SENDER_MSGPACK_PREFIX,
                       8 + sizeof SENDER_MSGPACK_PREFIX - 1) == 0) {

@@ -10,6 +10,7 @@ static const char *const ctx_kind_names[UT_CTX__COUNT] = {
     "", "row", "toolbar", "group", "dialog", "menu", "tablist", "form", "navigation", "region", "list"};
 static const char *const level_names[] = {"", "error", "warning", "info"};
 static const char *const state_names[] = {"checked", "expanded", "selected", "pressed"};
+static const char *const sort_names[UT_SORT__COUNT] = {"", "none", "ascending", "descending", "other"};
 
 static int pack_cstr(msgpack_packer *pk, const char *s)
 {
@@ -67,8 +68,11 @@ static size_t record_fields(const ut_event *ev, bool with_rt)
     switch (ev->kind) {
     case UT_KIND_NAV: return n + 3 + ev->has_tz;
     case UT_KIND_CLICK:
-        return n + 4 + (ev->ctx.kind != UT_CTX_NONE) + (ev->state_set != 0);
-    case UT_KIND_CHANGE: return n + 4 + ev->has_value + ev->has_len + ev->has_checked;
+        return n + 4 + (ev->ctx.kind != UT_CTX_NONE) + (ev->state_set != 0) + ev->untrusted +
+               (ev->sort != UT_SORT_UNSET);
+    case UT_KIND_CHANGE: return n + 4 + ev->has_value + ev->has_len + ev->has_checked + ev->untrusted;
+    case UT_KIND_UNLOAD: return n + 1;
+    case UT_KIND_APP: return n + 2 + (ev->level != UT_LEVEL_NONE) + (ev->ndata != 0);
     case UT_KIND_ALERT: return n + 2 + (ev->level != UT_LEVEL_NONE);
     case UT_KIND_DIALOG: return n + 5;
     case UT_KIND_MUTATION: return n + 3 + (ev->dropped != 0);
@@ -97,7 +101,11 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
     case UT_KIND_CHANGE:
         rc |= pack_text_field(pk, "role", ev->role) || pack_text_field(pk, "name", ev->name) ||
               pack_text_field(pk, "el", ev->el) || pack_bool_field(pk, "sens", ev->sens);
+        if (ev->untrusted)
+            rc |= pack_bool_field(pk, "trusted", false);
         if (ev->kind == UT_KIND_CLICK) {
+            if (ev->sort != UT_SORT_UNSET)
+                rc |= pack_text_field(pk, "sort", ut_str_cstr(sort_names[ev->sort]));
             if (ev->ctx.kind != UT_CTX_NONE)
                 rc |= pack_ctx(pk, &ev->ctx);
             if (ev->state_set)
@@ -135,6 +143,19 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
         if (ev->dropped)
             rc |= pack_uint_field(pk, "dropped", ev->dropped);
         break;
+    case UT_KIND_UNLOAD:
+        rc |= pack_bool_field(pk, "persisted", ev->persisted);
+        break;
+    case UT_KIND_APP:
+        rc |= pack_text_field(pk, "name", ev->name) || pack_text_field(pk, "text", ev->text);
+        if (ev->level != UT_LEVEL_NONE)
+            rc |= pack_text_field(pk, "level", ut_str_cstr(level_names[ev->level]));
+        if (ev->ndata) {
+            rc |= pack_cstr(pk, "data") || msgpack_pack_map(pk, ev->ndata);
+            for (uint32_t i = 0; i < ev->ndata; i++)
+                rc |= pack_str(pk, ev->data[i].key) || pack_str(pk, ev->data[i].value);
+        }
+        break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT:
         break;
@@ -147,7 +168,8 @@ ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out)
     if ((unsigned)ev->kind >= UT_KIND__COUNT || ev->time_us < 0 ||
         ev->time_us / 1000000 > (int64_t)UT_WIRE_TIME_MAX_S || ev->rt_us < 0 ||
         (unsigned)ev->how >= UT_NAV__COUNT || (unsigned)ev->ctx.kind >= UT_CTX__COUNT ||
-        (unsigned)ev->level > UT_LEVEL_INFO)
+        (unsigned)ev->level > UT_LEVEL_INFO || (unsigned)ev->sort >= UT_SORT__COUNT ||
+        ev->ndata > UT_APP_DATA_MAX)
         return UT_EINVAL;
 
     char tag[32];

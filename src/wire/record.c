@@ -92,12 +92,14 @@ bool ut__wire_time_us(const msgpack_object *t, int64_t *out_us)
 typedef enum field {
     F_TAB, F_SEQ, F_RT, F_URL, F_TITLE, F_HOW, F_TZ, F_ROLE, F_NAME, F_EL, F_CTX, F_STATE,
     F_SENS, F_VALUE, F_LEN, F_CHECKED, F_TEXT, F_LEVEL, F_DOM, F_RECS, F_BUSY, F_DROPPED,
+    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA,
     F__COUNT
 } field;
 
 static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
+    "trusted", "sort", "persisted", "data",
 };
 
 static const char *const how_names[] = {"load", "reload", "push", "replace", "pop", "hash", NULL};
@@ -108,6 +110,7 @@ static const char *const dialog_roles[] = {"dialog", "alertdialog", "menu", "lis
 static const char *const dialog_states[] = {"open", "close", NULL};
 static const char *const level_names[] = {"", "error", "warning", "info", NULL};
 static const char *const state_names[] = {"checked", "expanded", "selected", "pressed", NULL};
+static const char *const sort_names[] = {"", "none", "ascending", "descending", "other", NULL};
 
 /* The validation of one record. */
 typedef struct vctx {
@@ -437,6 +440,16 @@ static ut_status validate_element(vctx *c)
     return take_text(c, F_EL, true, UT_EL_MAX_BYTES, &ev->el);
 }
 
+/* `trusted` (click and change): only its false value means something, a
+ * click or change that a script dispatched. */
+static ut_status validate_trusted(vctx *c)
+{
+    bool present = false, trusted = true;
+    ut_status st = take_bool(c, F_TRUSTED, &present, &trusted);
+    c->ev->untrusted = present && !trusted;
+    return st;
+}
+
 static ut_status validate_click(vctx *c)
 {
     ut_status st = validate_element(c);
@@ -444,6 +457,13 @@ static ut_status validate_click(vctx *c)
         st = validate_ctx(c, c->fields[F_CTX]);
     if (st == UT_OK && c->fields[F_STATE])
         st = validate_state(c, c->fields[F_STATE]);
+    if (st == UT_OK)
+        st = validate_trusted(c);
+    if (st == UT_OK && c->fields[F_SORT]) {
+        int sort = UT_SORT_UNSET;
+        st = take_enum(c, F_SORT, false, sort_names, &sort);
+        c->ev->sort = (ut_sort)sort;
+    }
     return st;
 }
 
@@ -458,9 +478,83 @@ static ut_status validate_change(vctx *c)
             return st;
         ev->has_value = true;
     }
-    if ((st = take_u32(c, F_LEN, false, &ev->has_len, &ev->len)) != UT_OK)
+    if ((st = take_u32(c, F_LEN, false, &ev->has_len, &ev->len)) != UT_OK ||
+        (st = validate_trusted(c)) != UT_OK)
         return st;
     return take_bool(c, F_CHECKED, &ev->has_checked, &ev->checked);
+}
+
+static ut_status validate_unload(vctx *c)
+{
+    return take_bool(c, F_PERSISTED, NULL, &c->ev->persisted);
+}
+
+/* Whether `o` (a string) holds 1..max_bytes characters of [A-Za-z0-9_.-]:
+ * the alphabet of host event names and data keys. */
+static bool is_app_identifier(const msgpack_object *o, size_t max_bytes)
+{
+    if (o->via.str.size == 0 || o->via.str.size > max_bytes)
+        return false;
+    for (uint32_t i = 0; i < o->via.str.size; i++) {
+        unsigned char ch = (unsigned char)o->via.str.ptr[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                  ch == '_' || ch == '.' || ch == '-';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static ut_status validate_app_data(vctx *c, const msgpack_object *o)
+{
+    ut_event *ev = c->ev;
+    char sample[48];
+    ut_status st = need_type(c, "data", o, MSGPACK_OBJECT_MAP, "a map");
+    if (st != UT_OK)
+        return st;
+    if (o->via.map.size > UT_APP_DATA_MAX)
+        return reject(c, UT_REJECT_BAD_VALUE, "field \"data\" has %" PRIu32 " keys, over the limit of %d",
+                      o->via.map.size, UT_APP_DATA_MAX);
+    for (uint32_t i = 0; i < o->via.map.size; i++) {
+        const msgpack_object *key = &o->via.map.ptr[i].key, *val = &o->via.map.ptr[i].val;
+        if ((st = need_type(c, "data key", key, MSGPACK_OBJECT_STR, "a string")) != UT_OK)
+            return st;
+        if (!is_app_identifier(key, UT_APP_KEY_MAX_BYTES))
+            return reject(c, UT_REJECT_BAD_VALUE,
+                          "key \"%s\" of field \"data\" must be 1 to %d characters of A-Z a-z 0-9 _ . -",
+                          quote_sample(key, sample), UT_APP_KEY_MAX_BYTES);
+        if (val->type != MSGPACK_OBJECT_STR)
+            return reject(c, UT_REJECT_WRONG_TYPE, "value of \"data.%s\" must be a string, not %s",
+                          quote_sample(key, sample), ut__msgpack_type_name(val));
+        if ((st = intern_text(c->v, key, UT_APP_KEY_MAX_BYTES, &ev->data[i].key)) != UT_OK ||
+            (st = intern_text(c->v, val, UT_APP_VALUE_MAX_BYTES, &ev->data[i].value)) != UT_OK)
+            return st;
+    }
+    ev->ndata = o->via.map.size;
+    return UT_OK;
+}
+
+static ut_status validate_app(vctx *c)
+{
+    ut_event *ev = c->ev;
+    const msgpack_object *o;
+    char sample[48];
+    int level = UT_LEVEL_NONE;
+    ut_status st = get_field(c, F_NAME, true, &o);
+    if (st == UT_OK)
+        st = need_type(c, "name", o, MSGPACK_OBJECT_STR, "a string");
+    if (st != UT_OK)
+        return st;
+    if (!is_app_identifier(o, UT_APP_NAME_MAX_BYTES))
+        return reject(c, UT_REJECT_BAD_VALUE,
+                      "field \"name\" (\"%s\") must be 1 to %d characters of A-Z a-z 0-9 _ . -",
+                      quote_sample(o, sample), UT_APP_NAME_MAX_BYTES);
+    if ((st = intern_text(c->v, o, UT_APP_NAME_MAX_BYTES, &ev->name)) != UT_OK ||
+        (st = take_text(c, F_TEXT, false, UT_APP_TEXT_MAX_BYTES, &ev->text)) != UT_OK ||
+        (st = take_enum(c, F_LEVEL, false, level_names, &level)) != UT_OK)
+        return st;
+    ev->level = (ut_level)level;
+    return c->fields[F_DATA] ? validate_app_data(c, c->fields[F_DATA]) : UT_OK;
 }
 
 static ut_status validate_alert(vctx *c)
@@ -622,6 +716,8 @@ ut_status ut__record_validate(ut__record_validator *v, ut_kind kind, int64_t tim
     *ev = (ut_event){.kind = kind, .time_us = time_us};
     ev->tab = ev->url = ev->title = ev->role = ev->name = ev->el = ev->value = ev->text = empty;
     ev->ctx.name = empty;
+    for (uint32_t i = 0; i < UT_APP_DATA_MAX; i++)
+        ev->data[i].key = ev->data[i].value = empty;
     ut_buf_reset(&v->text);
     v->nfixups = 0;
     v->detail[0] = '\0';
@@ -650,6 +746,8 @@ ut_status ut__record_validate(ut__record_validator *v, ut_kind kind, int64_t tim
         case UT_KIND_DIALOG: st = validate_dialog(&c); break;
         case UT_KIND_MUTATION: st = validate_mutation(&c); break;
         case UT_KIND_CLOSE: break;
+        case UT_KIND_UNLOAD: st = validate_unload(&c); break;
+        case UT_KIND_APP: st = validate_app(&c); break;
         case UT_KIND__COUNT: break;
         }
     }

@@ -337,7 +337,7 @@ static void test_engine_burst_coalesces(void **state)
     click_chips(e, "t", 8, 0, 500);
     assert_int_equal(lines_of(e, "t"), 1);
     assert_line(e, "t", 0,
-                "clicked 8\xC3\x97 [checkbox] (in group: Lifecycle filter): \"Active\", \"Draft\", "
+                "clicked 8\xC3\x97 [checkbox] (checked) (in group: Lifecycle filter): \"Active\", \"Draft\", "
                 "\"Retired\" \xE2\x80\xA6 (+5 more)");
     ut_engine_free(e);
 }
@@ -352,7 +352,7 @@ static void test_engine_burst_threshold(void **state)
     click_chips(e, "u", UT_BURST_MIN_CLICKS, 0, 500);
     assert_int_equal(lines_of(e, "u"), 1);
     assert_line(e, "u", 0,
-                "clicked 3\xC3\x97 [checkbox] (in group: Lifecycle filter): \"Active\", \"Draft\", "
+                "clicked 3\xC3\x97 [checkbox] (checked) (in group: Lifecycle filter): \"Active\", \"Draft\", "
                 "\"Retired\"");
     ut_engine_free(e);
 }

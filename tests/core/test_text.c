@@ -221,7 +221,7 @@ static void test_text_kind_names_round_trip(void **state)
 {
     (void)state;
     static const char *const want[UT_KIND__COUNT] = {"nav",    "click",    "change", "alert",
-                                                     "dialog", "mutation", "close"};
+                                                     "dialog", "mutation", "close", "unload", "app"};
     for (int k = 0; k < UT_KIND__COUNT; k++) {
         assert_string_equal(ut_kind_name((ut_kind)k), want[k]);
         char tag[64];

@@ -163,7 +163,7 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     const text = await traceWith(tab, (t) => t.includes('clicked 8×'), 'the burst line');
     const lines = text.split('\n');
     assert.deepEqual(lines.filter((line) => line.includes('[checkbox]')).map((line) => line.replace(TIME_RE, 'HH:MM:SS')), [
-      '- HH:MM:SS clicked 8× [checkbox] (in group: Lifecycle filter): "Active", "Draft", "Retired" … (+5 more)',
+      '- HH:MM:SS clicked 8× [checkbox] (checked) (in group: Lifecycle filter): "Active", "Draft", "Retired" … (+5 more)',
     ]);
     await page.close();
   });

@@ -326,7 +326,12 @@ describe('sender', { skip: skip || false }, () => {
     for (const record of mutations.slice(0, dataFlush)) assert.ok(record.busy > 0, 'busy until the data');
     for (const record of mutations.slice(dataFlush)) assert.equal(record.busy, 0, 'not busy after the data');
     const [elements, depth] = mutations[mutations.length - 1].dom;
-    assert.equal(elements, await page.evaluate(() => document.documentElement.getElementsByTagName('*').length + 1));
+    // Elements in open shadow roots are part of the page the sender observes.
+    assert.equal(elements, await page.evaluate(() => {
+      const count = (root) => Array.from(root.querySelectorAll('*'))
+        .reduce((n, el) => n + 1 + (el.shadowRoot ? count(el.shadowRoot) : 0), 0);
+      return count(document);
+    }));
     assert.ok(depth >= 6);
     for (const record of mutations) {
       for (const rec of record.recs) {
@@ -419,8 +424,13 @@ describe('sender', { skip: skip || false }, () => {
     const reload = recordsOf(tab, 'uitrail.nav')[1].record;
     assert.equal(reload.how, 'reload');
     assert.ok(reload.seq > highest, `seq continues after a reload (${reload.seq} > ${highest})`);
-    const close = recordsOf(tab, 'uitrail.close');
-    assert.equal(close.length, 1, 'pagehide sends uitrail.close');
+    // A reload is no end of the tab: pagehide sends uitrail.unload, never
+    // uitrail.close.
+    assert.equal(recordsOf(tab, 'uitrail.close').length, 0, 'pagehide sends no uitrail.close');
+    const unloads = recordsOf(tab, 'uitrail.unload').map((entry) => entry.record);
+    assert.equal(unloads.length, 1, 'pagehide sends uitrail.unload');
+    assert.equal(unloads[0].persisted, false);
+    assert.ok(unloads[0].seq > highest && unloads[0].seq < reload.seq, 'the unload comes between the two pages');
     await closePage(page);
   });
 

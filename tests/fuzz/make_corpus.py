@@ -74,8 +74,12 @@ RECORDS = {
     "mutation": {"tab": "t1", "dom": [1200, 14], "recs": [["main", 0, 3, 40, 5, 900], ["p", 2, 9, 0, 1, 90000]],
                  "busy": 1, "dropped": 2, "rt": 1718000000500000},
     "close": {"tab": "t1"},
+    "unload": {"tab": "t1", "seq": 9, "persisted": True},
+    "app": {"tab": "t1", "name": "order.refund_failed", "text": "Refund exceeds captured amount",
+            "level": "error", "data": {"order": "4411", "amount": "150.00"}},
 }
-KINDS = ["nav", "click", "change", "alert", "dialog", "mutation", "close"]
+# In the order of ut_kind: the record seeds' first byte picks the kind.
+KINDS = ["nav", "click", "change", "alert", "dialog", "mutation", "close", "unload", "app"]
 
 
 def forward_seeds():
@@ -116,6 +120,8 @@ def record_seeds():
     s["missing-el"] = bytes([1]) + pack({"tab": "t", "role": "button", "name": "x"})
     s["wrong-type"] = bytes([1]) + pack({"tab": "t", "role": "button", "name": "x", "el": 3})
     s["bad-enum"] = bytes([0]) + pack({"tab": "t", "url": "/", "how": "teleport"})
+    s["bad-app-key"] = bytes([KINDS.index("app")]) + pack({"tab": "t", "name": "x", "data": {"e mail": "a"}})
+    s["bad-app-many"] = bytes([KINDS.index("app")]) + pack({"tab": "t", "name": "x", "data": {str(i): "v" for i in range(17)}})
     s["not-map"] = bytes([6]) + pack([1, 2])
     s["invalid-utf8"] = bytes([3]) + pack({"tab": "t\udcff", "role": "log", "text": "a\udcc0\udcafb"})
     s["many-cells"] = bytes([1]) + pack({"tab": "t", "role": "row", "name": "r", "el": "r",

@@ -59,6 +59,8 @@ static void tree_make(demo_tree *t)
     tree_add(t, "tools/sender", NULL, NULL);
     tree_add(t, "tools/sender/uitrail.js", "export default {};", NULL);
     tree_add(t, "tools/sender/package.json", "{}", NULL);
+    tree_add(t, "tools/sender/lib", NULL, NULL);
+    tree_add(t, "tools/sender/lib/tracker.js", "export function start() {}", NULL);
 }
 
 static void tree_remove(demo_tree *t)
@@ -111,6 +113,9 @@ static void test_demo_serves_files_and_refuses_escapes(void **state)
         {"/demo/settings", 200, "text/html; charset=utf-8", "<title>Catalog</title>"},
         {"/demo/app.js", 200, "text/javascript; charset=utf-8", "export {};"},
         {"/sender/uitrail.js", 200, "text/javascript; charset=utf-8", "export default"},
+        {"/sender/lib/tracker.js", 200, "text/javascript; charset=utf-8", "export function start"},
+        {"/sender/lib/../package.json", 404, NULL, NULL},
+        {"/sender/lib/", 404, NULL, NULL},
         {"/demo/missing.js", 404, NULL, NULL},
         {"/demo/escape.js", 404, NULL, NULL},          /* a symlink out of the tree */
         {"/demo/linked/outside.js", 404, NULL, NULL},  /* through a symlinked directory */
@@ -118,7 +123,7 @@ static void test_demo_serves_files_and_refuses_escapes(void **state)
         {"/demo/%2e%2e/%2e%2e/outside.js", 404, NULL, NULL},
         {"/demo/.env.js", 404, NULL, NULL},
         {"/demo//app.js", 404, NULL, NULL},
-        {"/sender/package.json", 404, NULL, NULL},     /* only the sender and its msgpack build */
+        {"/sender/package.json", 404, NULL, NULL},     /* only the sender, its modules and its msgpack build */
         {"/sender/", 404, NULL, NULL},
         {"/demo/fixtures.js", 404, NULL, NULL},
     };

@@ -361,7 +361,7 @@ static void test_recording_round_trip(void **state)
     /* What info must count: the daemon's own applied counters. */
     ut_buf expected_counts = UT_BUF_INIT;
     long long total = 0;
-    static const char *const kinds[] = {"nav", "click", "change", "alert", "dialog", "mutation", "close"};
+    static const char *const kinds[] = {"nav", "click", "change", "alert", "dialog", "mutation", "close", "unload", "app"};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         char sample[96];
         snprintf(sample, sizeof sample, "uitrail_events_applied_total{kind=\"%s\"}", kinds[k]);

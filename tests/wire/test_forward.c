@@ -119,7 +119,7 @@ static const char *const mixed_expected =
     "ignored app.log\n"
     "ack c3\n"
     "ignored uitrail.meta\n"
-    "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close\n"
+    "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app\n"
     "reject missing_field: uitrail.click: field \"name\" is missing\n"
     "event click t=1718000009000000 rt=0 tab=\"t1\" seq=7 role=\"link\" name=\"Home\" el=\"a1\" sens=0 state=0/0\n";
 

@@ -113,7 +113,7 @@ static const record_case bad_records[] = {
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[5,0,1,1,1,1]]}",
      "reject wrong_type: uitrail.mutation: field \"recs[0].el\" must be a string, not an integer"},
     {"scroll", "{\"tab\":\"t\"}",
-     "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close"},
+     "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app"},
 };
 
 static void decode_record(const char *kind, const char *record, wt_log *log)

@@ -41,6 +41,10 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
                 put_str(out, "cell", ev->ctx.cells[i]);
         }
         ut_buf_printf(out, " state=%u/%u", ev->state_set, ev->state_on);
+        if (ev->untrusted)
+            ut_buf_printf(out, " untrusted=1");
+        if (ev->sort != UT_SORT_UNSET)
+            ut_buf_printf(out, " sort=%d", (int)ev->sort);
         if (ev->has_value)
             put_str(out, "value", ev->value);
         if (ev->has_len)
@@ -68,6 +72,18 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
             put_str(out, "rec", r->el);
             ut_buf_printf(out, ":%d:%" PRIu32 ":%" PRIu32 ":%" PRIu32 ":%" PRIu32, (int)r->kind, r->depth,
                           r->subtree, r->nodes, r->bytes);
+        }
+        break;
+    case UT_KIND_UNLOAD:
+        ut_buf_printf(out, " persisted=%d", ev->persisted);
+        break;
+    case UT_KIND_APP:
+        put_str(out, "name", ev->name);
+        put_str(out, "text", ev->text);
+        ut_buf_printf(out, " level=%d data=%" PRIu32, (int)ev->level, ev->ndata);
+        for (uint32_t i = 0; i < ev->ndata; i++) {
+            put_str(out, "key", ev->data[i].key);
+            put_str(out, "value", ev->data[i].value);
         }
         break;
     case UT_KIND_CLOSE:

@@ -18,7 +18,9 @@ import { WebSocketServer } from 'ws';
 
 export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const DEMO_DIR = join(REPO, 'fixtures', 'demo');
-export const SENDER_DIR = join(REPO, 'tools', 'sender');
+// UITRAIL_SENDER_DIR serves another copy of the sender (to compare with
+// an older one, as tools/bench-sender.mjs --sender does).
+export const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(REPO, 'tools', 'sender'));
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -71,7 +73,7 @@ export function tempDir(prefix) {
 /**
  * Maps a request path to a file: /demo/... to fixtures/demo (any path
  * without an extension answers index.html, as the daemon does for the
- * demo's routes), /sender/uitrail.js and the msgpack ESM build to
+ * demo's routes), /sender/uitrail.js, its modules under /sender/lib/ and the msgpack ESM build to
  * tools/sender. Returns null for anything else or anything outside them.
  */
 export function staticFileFor(pathname) {
@@ -81,7 +83,7 @@ export function staticFileFor(pathname) {
     base = DEMO_DIR;
     rest = pathname.slice('/demo/'.length);
     if (!rest || !extname(rest)) rest = 'index.html';
-  } else if (pathname === '/sender/uitrail.js' ||
+  } else if (pathname === '/sender/uitrail.js' || pathname.startsWith('/sender/lib/') ||
              pathname.startsWith('/sender/node_modules/@msgpack/msgpack/dist.esm/')) {
     base = SENDER_DIR;
     rest = pathname.slice('/sender/'.length);

@@ -1,0 +1,73 @@
+// ag-grid (ag-grid-community), a native <dialog> and notyf toasts: an
+// orders grid as an app team builds it. Filter, sort a column, open an
+// order's details from its row, close them, refund the same order and hit
+// the server's error, click a row. Through the real uitraild.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { chromiumMissing, daemonMissing, sleep } from './lib/harness.mjs';
+import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+
+const skip = chromiumMissing() || daemonMissing() || senderMissing();
+if (skip) test('test_corpus_aggrid_needs_chromium_and_uitraild', { skip }, () => {});
+
+describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () => {
+  let run;
+  before(async () => { run = await startCorpus(); });
+  after(async () => { await run?.close(); });
+
+  const ROW_4411 = '4411 | Ann Lee | [email] | $120.00 | Paid';
+
+  test('test_corpus_aggrid_orders_story', async () => {
+    const tab = uniqueTab('aggrid');
+    const { page, consoleLines } = await run.open('/corpus/orders-aggrid.html', tab);
+    await page.waitForSelector('[row-id="4411"] [col-id="customer"]');
+    await run.until(tab, 'navigate /corpus/orders-aggrid.html');
+    await run.stable(tab);
+
+    await page.fill('#quick-filter', 'ann.lee@example.com');
+    await page.keyboard.press('Tab');
+    await page.click('[role="columnheader"][col-id="total"]');
+    await run.until(tab, '"Total"');
+    await run.stable(tab);
+    await page.locator('[row-id="4411"]').getByRole('button', { name: 'Details' }).click();
+    await run.until(tab, 'opened [dialog] "Order 4411"');
+    await run.stable(tab);
+    await page.getByRole('button', { name: 'Close' }).click();
+    await run.until(tab, 'closed [dialog]');
+    await run.stable(tab);
+    await page.locator('[row-id="4411"]').getByRole('button', { name: 'Refund' }).click();
+    await run.until(tab, 'order.refund_failed');
+    await run.until(tab, '→ status "Refund of');
+    await run.stable(tab);
+    await page.click('[row-id="4411"] [col-id="customer"]');
+    await run.until(tab, 'click [row] "4411"');
+    await sleep(2300); // Long enough for a dead click to be claimed.
+
+    assert.deepEqual(await run.lines(tab), [
+      `- HH:MM:SS click [row] "4411" (in row: ${ROW_4411})`,
+      '- HH:MM:SS app event [error] "order.refund_failed": "Refund of $150.00 exceeds the captured amount of $120.00" (order: 4411, status: 422)',
+      `- HH:MM:SS click [button] "Refund" (in row: ${ROW_4411}) → status "Refund of $150.00 exceeds the captured amount of $120.00"`,
+      '- HH:MM:SS closed [dialog] "Order 4411" — it showed: Customer: Ann Lee · Phone: [phone] · Total: $120.00 · Status: Paid',
+      '- HH:MM:SS click [button] "Close" (in dialog: Order 4411)',
+      `- HH:MM:SS click [button] "Details" (in row: ${ROW_4411}) → opened [dialog] "Order 4411"`,
+      '- HH:MM:SS click [columnheader] "Total" (sorted ascending) (in region: Orders) → page changed',
+      '- HH:MM:SS typed 19 chars into [searchbox] "Filter orders"',
+      '- HH:MM:SS navigate /corpus/orders-aggrid.html "Orders · Acme Admin"',
+    ], consoleLines.join('\n'));
+
+    const json = await run.json(tab);
+    const [row, app, refund, closed, , details, sort] = json.events;
+    assert.deepEqual(row.ctx, { kind: 'row', cells: ['4411', 'Ann Lee', '[email]', '$120.00', 'Paid'] });
+    assert.equal(row.role, 'row');
+    assert.deepEqual([app.kind, app.name, app.level, app.data], ['app', 'order.refund_failed', 'error', { order: '4411', status: '422' }]);
+    assert.deepEqual(refund.outcome, { kind: 'alert', role: 'status', text: 'Refund of $150.00 exceeds the captured amount of $120.00' });
+    assert.deepEqual([closed.kind, closed.state, closed.role, closed.name], ['dialog', 'close', 'dialog', 'Order 4411']);
+    assert.deepEqual(details.outcome, { kind: 'opened', role: 'dialog', name: 'Order 4411' });
+    assert.deepEqual([sort.role, sort.name, sort.sort], ['columnheader', 'Total', 'ascending']);
+    assert.equal(json.page.state, 'stable');
+    await run.assertNoPii(tab);
+    await page.close();
+  });
+});

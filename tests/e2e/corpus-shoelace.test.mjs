@@ -1,0 +1,62 @@
+// Shoelace (web components with open shadow roots, defined lazily by the
+// autoloader): an invoices page with a dropdown menu, a dialog whose
+// content is slotted, an expanding details panel and an error toast
+// (sl-alert), through the real uitraild.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
+import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+
+const skip = chromiumMissing() || daemonMissing() || senderMissing();
+if (skip) test('test_corpus_shoelace_needs_chromium_and_uitraild', { skip }, () => {});
+
+describe('corpus: Shoelace', { skip: skip || false }, () => {
+  let run;
+  before(async () => { run = await startCorpus(); });
+  after(async () => { await run?.close(); });
+
+  test('test_corpus_shoelace_invoices_story', async () => {
+    const tab = uniqueTab('shoelace');
+    const { page, consoleLines } = await run.open('/corpus/invoices-shoelace.html', tab);
+    await page.waitForFunction(() => customElements.get('sl-dialog') && customElements.get('sl-button'));
+    await run.until(tab, 'navigate /corpus/invoices-shoelace.html');
+    await run.stable(tab);
+
+    await page.locator('tr', { hasText: 'INV-9' }).locator('sl-button').click();
+    await run.until(tab, 'opened [dialog] "Invoice INV-9"');
+    await run.stable(tab);
+    // The mail service takes longer than a dead click's 2 s: meanwhile the
+    // button shows a spinner inside its shadow root.
+    await page.locator('#remind').click();
+    await run.until(tab, 'not sent: the mail service is down');
+    await run.stable(tab);
+    await page.locator('sl-dropdown sl-button').click();
+    await run.until(tab, 'opened [menu] "More actions"');
+    await run.stable(tab);
+    await page.locator('#new-invoice').click();
+    await run.until(tab, '"New invoice"');
+    await run.stable(tab);
+
+    assert.deepEqual(await run.lines(tab), [
+      '- HH:MM:SS click [button] "New invoice" (in toolbar: Invoices)',
+      '- HH:MM:SS closed [menu] "More actions" — it showed: Export CSV · Archive paid',
+      '- HH:MM:SS click [button] "More" (expanded) (in toolbar: Invoices) → opened [menu] "More actions"',
+      '- HH:MM:SS alert [error] "Reminder for INV-9 not sent: the mail service is down"',
+      '- HH:MM:SS closed [dialog] "Invoice INV-9" — it showed: Customer: Ann Lee · E-mail: [email] · Amount: $120.00 · Due: 2024-06-01',
+      '- HH:MM:SS click [button] "Send reminder" (in dialog: Invoice INV-9)',
+      '- HH:MM:SS click [button] "View" (in row: INV-9 | Ann Lee | $120.00 | 2024-06-01) → opened [dialog] "Invoice INV-9"',
+      '- HH:MM:SS navigate /corpus/invoices-shoelace.html "Invoices · Acme Billing"',
+    ], consoleLines.join('\n'));
+
+    const json = await run.json(tab);
+    const [newInvoice, closedMenu, , alert, closedDialog, remind] = json.events;
+    assert.ok(closedMenu.ms <= newInvoice.ms, 'the menu closed before the click that closed it');
+    assert.deepEqual([alert.role, alert.level], ['alert', 'error']);
+    assert.equal(closedDialog.text, 'Customer: Ann Lee · E-mail: [email] · Amount: $120.00 · Due: 2024-06-01');
+    assert.equal(remind.outcome, null, 'the spinner inside the button answered the click: no dead click');
+    await run.assertNoPii(tab);
+    await page.close();
+  });
+});

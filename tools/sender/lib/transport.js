@@ -1,0 +1,292 @@
+// The transport: a queue of records, sequence numbers, batches of Forward
+// Message-mode entries over a WebSocket (acks by chunk, resend after a
+// reconnect, backoff with jitter) or HTTP POST, and a last-chance send when
+// the page goes away. It knows nothing of the DOM.
+
+import { Encoder, decode } from '@msgpack/msgpack';
+
+import { EventTime, extensionCodec } from './encoding.js';
+import { LIMITS } from './limits.js';
+import { randomId, writeSavedTab } from './storage.js';
+
+/**
+ * Creates the transport of one tab.
+ *  - baseUrl, token, kind ("websocket" | "http"), measure: from the options;
+ *  - tab, seq: the tab id and the last seq used;
+ *  - stats: the counters object the tracker exposes;
+ *  - onRecord: (tag, record) once a record is complete, or null.
+ */
+export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats, onRecord }) {
+  const encoder = new Encoder({ extensionCodec });
+  let batchBuffer = new Uint8Array(4096);
+  const queue = [];        // entries not yet in a batch: {tag, ms, record, pending}
+  const inflight = [];     // batches sent and not acknowledged: {chunk, bytes, count}
+  let inflightEvents = 0;
+  let chunkCounter = 0;
+  const chunkPrefix = randomId().slice(0, 8);
+  let socket = null;
+  let socketOpen = false;
+  let httpBusy = false;
+  let backoffMs = LIMITS.BACKOFF_INITIAL_MS;
+  let reconnectTimer = 0;
+  let ackTimer = 0;
+  let sendTimer = 0;
+  let stopped = false;
+
+  /** Queues a record. A pending entry (a click waiting for its after-click
+   *  state, a navigation waiting for its title) holds back the entries
+   *  behind it until complete() is called on it. */
+  const enqueue = (tag, record, ms, pending = false) => {
+    record.seq = ++seq;
+    const entry = { tag, ms, record, pending };
+    queue.push(entry);
+    stats.queued++;
+    if (onRecord && !pending) onRecord(tag, record);
+    while (queue.length && queue.length + inflightEvents > LIMITS.QUEUE_MAX_EVENTS) {
+      queue.shift();
+      stats.dropped++;
+    }
+    scheduleSend();
+    return entry;
+  };
+
+  /** Queues a record of something the page began before the clicks
+   *  queued after seq `afterSeq` (a menu whose closing started before the
+   *  click that closed it): it goes before the first of those clicks still
+   *  waiting in the queue, at no later a time than that click. Sequence
+   *  numbers are reassigned from there on; nothing from there on has been
+   *  sent, since a waiting click holds back what follows it. */
+  const enqueueAt = (tag, record, ms, afterSeq) => {
+    const index = queue.findIndex((entry) => entry.pending && entry.tag === 'uitrail.click' && entry.record.seq > afterSeq);
+    if (index < 0) return enqueue(tag, record, ms);
+    const entry = { tag, ms: Math.min(ms, queue[index].ms), record, pending: false };
+    queue.splice(index, 0, entry);
+    let next = queue[index + 1].record.seq;
+    for (let i = index; i < queue.length; i++) queue[i].record.seq = next++;
+    seq = next - 1;
+    stats.queued++;
+    if (onRecord) onRecord(tag, record);
+    return entry;
+  };
+
+  const complete = (entry) => {
+    if (!entry.pending) return;
+    entry.pending = false;
+    if (onRecord) onRecord(entry.tag, entry.record);
+    scheduleSend();
+  };
+
+  const scheduleSend = () => {
+    if (!sendTimer && !stopped) sendTimer = setTimeout(sendPending, 0);
+  };
+
+  /** Encodes entries into one message; the last entry carries the chunk. */
+  const encodeBatch = (entries, chunk) => {
+    let length = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      const message = chunk !== undefined && i === entries.length - 1
+        ? [entry.tag, new EventTime(entry.ms), entry.record, { chunk }]
+        : [entry.tag, new EventTime(entry.ms), entry.record];
+      const bytes = encoder.encodeSharedRef(message);
+      if (length + bytes.length > batchBuffer.length) {
+        const grown = new Uint8Array(Math.max(batchBuffer.length * 2, length + bytes.length));
+        grown.set(batchBuffer.subarray(0, length));
+        batchBuffer = grown;
+      }
+      batchBuffer.set(bytes, length);
+      length += bytes.length;
+    }
+    return batchBuffer.slice(0, length);
+  };
+
+  /** Takes the next batch off the queue, or null when nothing is ready. */
+  const takeBatch = (withChunk) => {
+    let count = 0;
+    while (count < queue.length && count < LIMITS.BATCH_MAX_EVENTS && !queue[count].pending) count++;
+    if (count === 0) return null;
+    const entries = queue.splice(0, count);
+    const chunk = withChunk ? `${chunkPrefix}.${(++chunkCounter).toString(36)}` : undefined;
+    const t0 = measure ? performance.now() : 0;
+    const bytes = encodeBatch(entries, chunk);
+    if (measure) performance.measure('uitrail:encode', { start: t0, end: performance.now() });
+    // The highest seq that may reach the daemon is saved before it is sent,
+    // so a reloaded page never reuses a seq the daemon has applied.
+    writeSavedTab(tab, entries[entries.length - 1].record.seq);
+    return { chunk, bytes, count };
+  };
+
+  const armAckTimer = () => {
+    clearTimeout(ackTimer);
+    ackTimer = inflight.length ? setTimeout(onAckTimeout, LIMITS.ACK_TIMEOUT_MS) : 0;
+  };
+
+  const onAckTimeout = () => {
+    ackTimer = 0;
+    if (socket) socket.close(1000, 'ack timeout');
+  };
+
+  const scheduleReconnect = () => {
+    if (stopped || reconnectTimer) return;
+    // Full jitter keeps many tabs from reconnecting in step after a restart.
+    const delay = backoffMs / 2 + Math.random() * (backoffMs / 2);
+    backoffMs = Math.min(backoffMs * 2, LIMITS.BACKOFF_MAX_MS);
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = 0;
+      if (kind === 'websocket') connect();
+      else sendPending();
+    }, delay);
+  };
+
+  const onAck = (chunk) => {
+    const index = inflight.findIndex((batch) => batch.chunk === chunk);
+    if (index < 0) return;
+    const [batch] = inflight.splice(index, 1);
+    inflightEvents -= batch.count;
+    stats.acked += batch.count;
+    backoffMs = LIMITS.BACKOFF_INITIAL_MS;
+    armAckTimer();
+    sendPending();
+  };
+
+  const onSocketMessage = (event) => {
+    let reply;
+    try {
+      reply = typeof event.data === 'string' ? JSON.parse(event.data) : decode(new Uint8Array(event.data));
+    } catch {
+      return; // Not an ack; the daemon sends nothing else to a sender.
+    }
+    if (reply && typeof reply === 'object' && 'ack' in reply) onAck(reply.ack);
+  };
+
+  const connect = () => {
+    if (stopped || socket) return;
+    const protocols = ['uitrail.v1'];
+    if (token) protocols.push(`uitrail.token.${token}`);
+    let ws;
+    try {
+      ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/ingest`, protocols);
+    } catch {
+      scheduleReconnect();
+      return;
+    }
+    ws.binaryType = 'arraybuffer';
+    socket = ws;
+    ws.onopen = () => {
+      socketOpen = true;
+      // Whatever was sent before and not acknowledged goes again, first and
+      // in order; the daemon drops what it already applied by seq.
+      for (const batch of inflight) ws.send(batch.bytes);
+      stats.sent += inflightEvents;
+      armAckTimer();
+      sendPending();
+    };
+    ws.onmessage = onSocketMessage;
+    ws.onclose = () => {
+      if (socket !== ws) return;
+      socket = null;
+      socketOpen = false;
+      clearTimeout(ackTimer);
+      ackTimer = 0;
+      if (!stopped) {
+        stats.reconnects++;
+        scheduleReconnect();
+      }
+    };
+  };
+
+  const postBatch = (batch, keepalive) => {
+    const headers = { 'content-type': 'application/msgpack' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    return fetch(`${baseUrl}/v1/ingest`, {
+      method: 'POST', headers, body: batch.bytes,
+      keepalive: keepalive && batch.bytes.length <= LIMITS.KEEPALIVE_BODY_MAX_BYTES,
+    });
+  };
+
+  const sendHttp = () => {
+    if (httpBusy || reconnectTimer) return;
+    const batch = inflight[0] || takeBatch(false);
+    if (!batch) return;
+    if (!inflight.length) { inflight.push(batch); inflightEvents += batch.count; }
+    httpBusy = true;
+    stats.sent += batch.count;
+    postBatch(batch, false).then((response) => {
+      httpBusy = false;
+      if (response.ok || (response.status >= 400 && response.status < 500 &&
+          response.status !== 408 && response.status !== 429)) {
+        // A 4xx other than a throttle names a batch the daemon will never
+        // take; retrying it would block every later event.
+        if (!response.ok) stats.rejected += batch.count;
+        inflight.shift();
+        inflightEvents -= batch.count;
+        if (response.ok) stats.acked += batch.count;
+        backoffMs = LIMITS.BACKOFF_INITIAL_MS;
+        sendPending();
+      } else {
+        scheduleReconnect();
+      }
+    }, () => {
+      httpBusy = false;
+      scheduleReconnect();
+    });
+  };
+
+  function sendPending() {
+    clearTimeout(sendTimer);
+    sendTimer = 0;
+    if (stopped && !socketOpen) return;
+    if (kind === 'http') { sendHttp(); return; }
+    if (!socketOpen) { if (!socket && !reconnectTimer) connect(); return; }
+    while (inflight.length < LIMITS.INFLIGHT_MAX_BATCHES) {
+      const batch = takeBatch(true);
+      if (!batch) break;
+      inflight.push(batch);
+      inflightEvents += batch.count;
+      stats.sent += batch.count;
+      socket.send(batch.bytes);
+    }
+    if (inflight.length && !ackTimer) armAckTimer();
+  }
+
+  /** Last-chance send when the page goes away: everything queued, at once,
+   *  past the in-flight cap (there will be no later turn). */
+  const sendNow = () => {
+    for (const entry of queue) {
+      if (entry.pending) { entry.pending = false; if (onRecord) onRecord(entry.tag, entry.record); }
+    }
+    if (kind === 'http') {
+      const pendingBatches = inflight.slice(httpBusy ? 1 : 0);
+      for (let batch = takeBatch(false); batch; batch = takeBatch(false)) pendingBatches.push(batch);
+      for (const batch of pendingBatches) postBatch(batch, true).catch(() => {});
+      return;
+    }
+    if (!socketOpen) return;
+    for (let batch = takeBatch(true); batch; batch = takeBatch(true)) {
+      inflight.push(batch);
+      inflightEvents += batch.count;
+      stats.sent += batch.count;
+      socket.send(batch.bytes);
+    }
+  };
+
+  /** Stops: a last send of what is queued, then the connection closed. */
+  const close = () => {
+    sendNow();
+    stopped = true;
+    clearTimeout(sendTimer);
+    clearTimeout(reconnectTimer);
+    clearTimeout(ackTimer);
+    if (socket) socket.close(1000, 'stopped');
+  };
+
+  writeSavedTab(tab, seq);
+  return {
+    enqueue, enqueueAt, complete, scheduleSend, sendPending, sendNow, close,
+    /** Saves the last seq used, sent or not, so the next page of this tab
+     *  (which reads it back) never reuses one. */
+    saveSeq() { writeSavedTab(tab, seq); },
+    /** The last seq used. */
+    lastSeq: () => seq,
+  };
+}
