@@ -73,6 +73,21 @@
 #define UT_DIALOGS_OPEN_MAX 8      /* open dialogs remembered per tab; the oldest is forgotten beyond it */
 #define UT_TEXT_PRINT_MAX_CHARS 200 /* names, values, alerts, snapshots and paths in a trace line */
 
+/* ---- Order-tolerant ingest (src/core/reorder.c, src/core/seqwin.c) ----
+ * Events of one tab may arrive out of order across Forward messages (a
+ * client that batches per tag, a resend). Each tab holds them in a reorder
+ * window and applies them in event order. */
+#define UT_REORDER_DEFAULT_MS 250  /* how far in event time an event waits for earlier ones (--reorder-ms) */
+#define UT_REORDER_MAX_MS 10000    /* bound of --reorder-ms (it must also stay below --idle-ms) */
+#define UT_REORDER_WAIT_MAX_MS 10000 /* no event waits longer on the engine clock, whatever its time */
+#define UT_REORDER_HELD_MAX 64     /* events one tab may hold; the earliest is applied beyond it */
+#define UT_REORDER_HELD_MAX_BYTES (256u << 10) /* bytes one tab may hold, the same way */
+#define UT_SEQ_WINDOW 256          /* recent seqs remembered per tab: a gap among them may be filled later */
+/* A seq more than this above the tab's highest seq is rejected (and
+ * counted): one hostile or corrupt seq must not make every later event of
+ * the tab look like a duplicate. */
+#define UT_SEQ_JUMP_MAX 65536
+
 /* ---- Stability scorer (src/core/stability.c) ---- */
 #define UT_STAB_TARGETS_MAX 16        /* per-tab table of recently mutated targets (window maximum, churn rhythm) */
 #define UT_STAB_WINDOW_BUCKETS 8      /* per-tab ring of window slices for targets the table cannot hold */

@@ -503,8 +503,8 @@ typedef struct ut__recorder {
  * it is missing and opens it. UT_EIO with the reason in `err` otherwise.
  * Needs the loop (the flush timer). */
 ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen);
-/* Records one event, as applied after redaction (the engine's
- * on_applied). Never fails the event: a recording error stops recording
+/* Records one event, as accepted after redaction (the engine's
+ * on_accepted). Never fails the event: a recording error stops recording
  * for that tab, is logged and counted. */
 void ut__record_event(ut__daemon *d, const ut_event *ev);
 /* The tab was closed or evicted: its file is flushed and closed. */
