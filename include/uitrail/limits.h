@@ -24,6 +24,10 @@
 #define UT_WIRE_CONTAINER_MAX 4096         /* elements of one array or map */
 #define UT_WIRE_DEPTH_MAX 8                /* nesting of arrays and maps */
 #define UT_FORWARD_ENTRIES_MAX 4096        /* entries of one Forward/PackedForward message */
+/* A CompressedPackedForward body inflates to at most this: more is a
+ * protocol error (a zip bomb costs the daemon this much, once, not its
+ * memory). Fluentd's and Fluent Bit's chunks stay well below it. */
+#define UT_FORWARD_INFLATED_MAX_BYTES (8u << 20)
 #define UT_WIRE_TIME_MAX_S 4294967295u     /* latest event time: EventTime's uint32 seconds (2106) */
 #define UT_WIRE_TZ_MAX_MIN 1440            /* |tz| of a nav record, minutes from UTC */
 #define UT_REPLAY_JSON_MAX_BYTES (64u << 20) /* a JSON file or stdin read whole by `uitrail replay` */
