@@ -81,7 +81,7 @@
  * Events of one tab may arrive out of order across Forward messages (a
  * client that batches per tag, a resend). Each tab holds them in a reorder
  * window and applies them in event order. */
-#define UT_REORDER_DEFAULT_MS 250  /* how far in event time an event waits for earlier ones (--reorder-ms) */
+#define UT_REORDER_DEFAULT_MS 1000 /* how far in event time an event waits for earlier ones (--reorder-ms) */
 #define UT_REORDER_MAX_MS 10000    /* bound of --reorder-ms (it must also stay below --idle-ms) */
 #define UT_REORDER_WAIT_MAX_MS 10000 /* no event waits longer on the engine clock, whatever its time */
 #define UT_REORDER_HELD_MAX 64     /* events one tab may hold; the earliest is applied beyond it */

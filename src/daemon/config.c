@@ -78,7 +78,7 @@ static const opt_desc options[] = {
      "clicks on one element within MS make one entry (default 300)"},
     {"reorder-ms", OPT_UINT, S(engine.reorder_ms), 0, UT_REORDER_MAX_MS, false, "MS",
      "an event waits until its tab's sender clock is MS past it for earlier events that arrive "
-     "late (per-tag batching, resends); one whose seq is the next never waits (default 250)"},
+     "late (per-tag batching, resends); one whose seq is the next never waits (default 1000)"},
     {"reset-on-load", OPT_BOOL, S(engine.reset_on_load), 0, 0, false, NULL,
      "a full page load empties the tab's ring"},
     {"redact", OPT_REDACT, S(redact), 0, 0, false, "PATTERN",
