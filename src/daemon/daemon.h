@@ -257,6 +257,7 @@ typedef enum ut__header {
     UT__HDR_WS_KEY,
     UT__HDR_WS_VERSION,
     UT__HDR_WS_PROTOCOL, /* repeated lines are joined with ", " */
+    UT__HDR_FORWARDED_FOR, /* X-Forwarded-For from a proxy in front: logged, never trusted */
 } ut__header;
 
 /* Counts of one ingest unit (an HTTP body; a connection's lifetime). */
@@ -279,6 +280,7 @@ typedef struct ut__http_req {
     ut_buf ws_key;
     ut_buf ws_version;
     ut_buf ws_protocol;
+    ut_buf forwarded_for;   /* X-Forwarded-For (tools/deploy: the client's address) */
     ut_buf header_name;     /* the header whose value is arriving */
     ut__header header;      /* which header that value belongs to */
     bool in_value;

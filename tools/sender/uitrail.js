@@ -592,6 +592,9 @@ function navigationHowAtLoad() {
  *    performance.measure() as "uitrail:click", "uitrail:change" and
  *    "uitrail:flush" (for tools/bench-sender.mjs).
  *  - onRecord: called with (tag, record) for each record queued (tests).
+ *  - tabInUrl: when true, the ingest URL carries the tab id as ?tab=ID, so
+ *    that a proxy in front of several daemons can send every event of a
+ *    tab to the daemon that serves its trace (tools/deploy, "A fleet").
  *
  * Returns { tab, stats, stop(), flush() }. stop() removes every listener and
  * closes the connection after a last attempt to send what is queued.
@@ -612,6 +615,7 @@ export function start(options = {}) {
 
   const saved = readSavedTab();
   const tab = options.tab || (saved ? saved.tab : randomTabId());
+  const ingestQuery = options.tabInUrl === true ? `?tab=${encodeURIComponent(tab)}` : '';
   let seq = saved && saved.tab === tab ? saved.seq : 0;
   writeSavedTab(tab, seq);
 
@@ -759,7 +763,7 @@ export function start(options = {}) {
     if (options.token) protocols.push(`uitrail.token.${options.token}`);
     let ws;
     try {
-      ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/ingest`, protocols);
+      ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/ingest${ingestQuery}`, protocols);
     } catch {
       scheduleReconnect();
       return;
@@ -792,7 +796,7 @@ export function start(options = {}) {
   const postBatch = (batch, keepalive) => {
     const headers = { 'content-type': 'application/msgpack' };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    return fetch(`${baseUrl}/v1/ingest`, {
+    return fetch(`${baseUrl}/v1/ingest${ingestQuery}`, {
       method: 'POST', headers, body: batch.bytes,
       keepalive: keepalive && batch.bytes.length <= LIMITS.KEEPALIVE_BODY_MAX_BYTES,
     });
