@@ -17,10 +17,34 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { encode } from '@msgpack/msgpack';
+import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
 
 import { haveDaemon, httpGet, startDaemon, traceLines, until } from '../interop/lib/uitraild.mjs';
 import { freePort, makeCertificate, startApp, startHaproxy } from './lib/deploy.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+// A page of the app that starts the real sender with tabInUrl, as a team
+// running a fleet must (the proxy refuses an ingest without ?tab=).
+const FLEET_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Orders</title>
+  <script type="importmap">{ "imports": { "@msgpack/msgpack": "/assets/msgpack/index.mjs" } }</script>
+</head>
+<body>
+  <main><h1>Orders</h1><button type="button" id="export">Export</button><p role="status" id="s"></p></main>
+  <script type="module">
+    import uitrail from '/assets/uitrail.js';
+    window.tracker = uitrail.start({ tabInUrl: true });
+    document.getElementById('export').addEventListener('click', () => {
+      document.getElementById('s').textContent = 'Export started';
+    });
+  </script>
+</body>
+</html>`;
 
 const DAEMONS = 3;
 const TABS = 300;
@@ -94,7 +118,7 @@ describe('a fleet of three behind HAProxy', { skip: !haveDaemon() && 'uitraild i
     ports = { public: await freePort(), internal: await freePort(), daemons: [] };
     for (let i = 0; i < DAEMONS; i++) ports.daemons.push(await freePort());
     origin = `https://127.0.0.1:${ports.public}`;
-    app = await startApp('<!doctype html><title>app</title>');
+    app = await startApp(FLEET_PAGE);
     daemons = [];
     for (let i = 0; i < DAEMONS; i++) daemons.push(await startOne(i));
     const env = {
@@ -195,6 +219,34 @@ describe('a fleet of three behind HAProxy', { skip: !haveDaemon() && 'uitraild i
       }
     }
     assert.equal(moved, lost);
+    // An ingest without its tab in the URL could land anywhere: refused.
+    const refused = await new Promise((resolve) => {
+      const ws = new WebSocket(`wss://127.0.0.1:${ports.public}/v1/ingest`, ['uitrail.v1'], { rejectUnauthorized: false, origin });
+      ws.on('open', () => { ws.close(); resolve(101); });
+      ws.on('unexpected-response', (req, res) => { resolve(res.statusCode); req.destroy(); });
+      ws.on('error', () => resolve(0));
+    });
+    assert.equal(refused, 400);
+
+    // A browser tab through the fleet: the sender's tabInUrl puts the tab
+    // where the proxy hashes it; its trace is read where it was written.
+    const browser = await chromium.launch({ executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--ignore-certificate-errors'] });
+    try {
+      const page = await (await browser.newContext({ ignoreHTTPSErrors: true })).newPage();
+      await page.goto(`${origin}/`);
+      const tab = await page.evaluate(() => window.tracker.tab);
+      await page.getByRole('button', { name: 'Export' }).click();
+      const trace = await until('the browser tab\'s trace', async () => {
+        const res = await httpGet(ports.internal, `/v1/tabs/${encodeURIComponent(tab)}/trace`, auth);
+        return res.status === 200 && res.body.includes('Export started') ? res : null;
+      });
+      assert.deepEqual(traceLines(trace.body).slice(0, 2),
+        ['click [button] "Export" → status "Export started"', 'navigate / "Orders"']);
+    } finally {
+      await browser.close();
+    }
+
     console.log(`fleet: ${TABS} tabs over ${DAEMONS} daemons ${JSON.stringify(share)}; ` +
       `${victim} killed: ${lost} tabs lost their history (${(100 * lost / TABS).toFixed(1)} %), ` +
       `${untouched} untouched; back: ${moved} tabs moved (${(100 * moved / TABS).toFixed(1)} %, 1/N = ${(100 / DAEMONS).toFixed(1)} %)`);

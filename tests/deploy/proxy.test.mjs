@@ -16,7 +16,7 @@ import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
 
 import { haveDaemon, httpGet, startDaemon, traceLines, until } from '../interop/lib/uitraild.mjs';
-import { HAPROXY, freePort, makeCertificate, startApp, startHaproxy } from './lib/deploy.mjs';
+import { freePort, makeCertificate, startApp, startHaproxy } from './lib/deploy.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
@@ -76,7 +76,7 @@ function wsStatus(port, path, headers = {}) {
   });
 }
 
-describe('behind HAProxy with TLS', { skip: (!haveDaemon() && 'uitraild is not built') || false }, () => {
+describe('behind HAProxy with TLS', { skip: !haveDaemon() && 'uitraild is not built' }, () => {
   let dir, daemon, proxy, app, browser, ports;
 
   before(async () => {
@@ -159,4 +159,3 @@ describe('behind HAProxy with TLS', { skip: (!haveDaemon() && 'uitraild is not b
   });
 });
 
-export { HAPROXY };
