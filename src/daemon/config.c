@@ -497,11 +497,10 @@ static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
             snprintf(err, errlen, "--demo-root %s: %s", s->demo_root, strerror(errno));
             return UT_EINVAL;
         }
-        char probe[PATH_MAX + 64];
-        snprintf(probe, sizeof probe, "%s/fixtures/demo/index.html", resolved);
-        if (access(probe, R_OK) != 0) {
+        if (!ut__static_root_holds_demo(resolved)) {
             snprintf(err, errlen,
-                     "--demo-root %s: no fixtures/demo/index.html there: give the uitrail source tree",
+                     "--demo-root %s: no fixtures/demo/index.html (a source tree) nor demo/index.html "
+                     "(an installed share/uitrail) there",
                      s->demo_root);
             return UT_EINVAL;
         }

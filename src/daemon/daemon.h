@@ -101,7 +101,8 @@ typedef struct ut__settings {
     size_t n_allow_origins;
     char *ingest_token_file; /* --ingest-token-file, NULL: no ingest token */
     bool demo;               /* --demo: serve the demo app and its config */
-    char *demo_root;         /* the source tree holding fixtures/demo and tools/sender (absolute) */
+    char *demo_root;         /* the source tree holding fixtures/demo and tools/sender, or the
+                                installed share/uitrail holding demo and sender (absolute) */
     /* Recording (record.c); record_dir NULL: off. */
     char *record_dir;
     uint32_t record_frame_bytes;
@@ -452,10 +453,15 @@ bool ut__ws_host_is_own(const ut__conn *c);
 void ut__static_serve(ut__conn *c);
 /* Serves GET /demo/config.json. */
 void ut__static_demo_config(ut__conn *c);
-/* Finds the source tree for --demo when --demo-root is not given: the
- * directory above the executable that holds fixtures/demo/index.html.
- * Writes its absolute path into `out`. */
+/* Finds the files for --demo when --demo-root is not given: the source
+ * tree above the executable that holds fixtures/demo/index.html, else the
+ * installed data directory (share/uitrail, found from the executable's
+ * directory as installed, then at the configured prefix) that holds
+ * demo/index.html and sender/. Writes its absolute path into `out`. */
 ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen);
+/* Whether `root` is a source tree or an installed data directory with the
+ * demo in it. */
+bool ut__static_root_holds_demo(const char *root);
 
 /* ---- notify.c ---- */
 

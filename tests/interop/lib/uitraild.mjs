@@ -24,18 +24,18 @@ export function haveDaemon() {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Starts uitraild with `args` after --runtime-dir and --http
- * 127.0.0.1:0 (unless `args` names --http). Resolves once it printed its
+ * Starts uitraild (`bin`, default $UITRAILD) with `args` after
+ * --runtime-dir and --http 127.0.0.1:0 (unless `args` names --http). Resolves once it printed its
  * token: { http, forward, token, dir, log(), get(path), stop(), kill() }.
  */
-export async function startDaemon(args = [], { dir } = {}) {
+export async function startDaemon(args = [], { dir, bin = UITRAILD } = {}) {
   const own = !dir;
   dir = dir || mkdtempSync(join(tmpdir(), 'uitrail-interop-'));
   const runtimeDir = join(dir, 'rt');
   const full = ['--runtime-dir', runtimeDir];
   if (!args.includes('--http')) full.push('--http', '127.0.0.1:0');
   full.push(...args);
-  const child = spawn(UITRAILD, full, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, full, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (s) => { stderr += s; });
