@@ -1108,12 +1108,12 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         return st;
     }
     e->serial++;
-    if (late) {
+    if (late)
         e->stats.late++;
-        t->reorder.disorder = true;
-    }
     if (gone)
-        return UT_OK;
+        return UT_OK; /* a close: `t` is freed */
+    if (late)
+        t->reorder.disorder = true;
     if (ev->has_seq)
         ut__seqwin_mark(&t->seqwin, ev->seq);
     t->offset_us = add_sat(ev->time_us, -engine_t);

@@ -488,6 +488,24 @@ static void test_reorder_close_in_order(void **state)
     ut_engine_free(e);
 }
 
+/* A close that comes late (after a later event was applied) closes the
+ * tab at once. */
+static void test_reorder_late_close(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_window(500);
+    ut_event a = with_seq(at_rt(ev_click("t", AT(1000), "button", "A", "a"), AT(1000)), 1);
+    ut_event close = with_seq(at_rt(ev_close("t", AT(500)), AT(1100)), 2);
+    apply_ok(e, &a);
+    apply_ok(e, &close);
+    ut_tab_info info;
+    assert_int_equal(ut_engine_tab_info(e, UT_STR_LIT("t"), &info), UT_ENOENT);
+    ut_engine_stats st = stats_of(e);
+    assert_int_equal(st.late, 1);
+    assert_int_equal(st.applied[UT_KIND_CLOSE], 1);
+    ut_engine_free(e);
+}
+
 /* ---- A function of the input ---- */
 
 typedef struct seen {
@@ -653,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_reorder_window_caps),
         cmocka_unit_test(test_reorder_wait_is_bounded),
         cmocka_unit_test(test_reorder_close_in_order),
+        cmocka_unit_test(test_reorder_late_close),
         cmocka_unit_test(test_reorder_pure_function_of_input),
         cmocka_unit_test(test_reorder_config_bounds),
         cmocka_unit_test(test_reorder_oom_walk),
