@@ -12,14 +12,18 @@
 // README "Protocol changes").
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { REPO, haveDaemon, metric, sleep, startDaemon, until } from './lib/uitraild.mjs';
+import { REPO, UITRAILD, haveDaemon, metric, sleep, startDaemon, until } from './lib/uitraild.mjs';
+
+// The uitrail command of the same build as the daemon.
+const UITRAIL = join(dirname(dirname(dirname(UITRAILD))), 'tools', 'uitrail', 'uitrail');
 
 const require = createRequire(import.meta.url);
 const { createFluentSender, EventTime } = require('fluent-logger');
@@ -189,4 +193,38 @@ describe('real Forward clients', { skip: !haveDaemon() && 'uitraild is not built
     });
     assert.equal(untimed(await finalTrace(d, 'py-message')), EXPECTED);
   });
+});
+
+// What the daemon recorded of an out-of-order batch replays to the trace
+// the daemon served: the recording holds the events as they arrived, and
+// `uitrail replay` holds and applies them as the daemon did.
+describe('a recording of a batching client replays as it was live', { skip: !haveDaemon() && 'uitraild is not built' }, () => {
+  let d, dir;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'uitrail-interop-rec-'));
+    d = await startDaemon(['--forward-tcp', '127.0.0.1:0', '--record', join(dir, 'rec')]);
+  });
+  after(async () => {
+    if (d) await d.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const withSeq of [true, false]) {
+    test(`PackedForward ${withSeq ? 'with' : 'without'} seq`, async () => {
+      const tab = withSeq ? 'rec-batched-seq' : 'rec-batched';
+      const { logger, emit } = fluent(d.forward, { eventMode: 'PackedForward', requireAckResponse: true });
+      const pending = [];
+      await tellStory(tab, (kind, record, time) => { pending.push(emit(kind, record, time)); }, { withSeq });
+      await Promise.all(pending);
+      const live = await finalTrace(d, tab);
+      logger.end();
+      assert.equal(untimed(live), EXPECTED);
+      // The recording is written whole when the tab's frame is cut: by the
+      // acks here (an ack means written).
+      const file = readdirSync(join(dir, 'rec')).find((f) => f.endsWith(`-${tab}.uitrail`));
+      assert.ok(file, 'no recording of the tab');
+      const replayed = execFileSync(UITRAIL, ['replay', join(dir, 'rec', file), '--tab', tab], { encoding: 'utf8' });
+      assert.equal(replayed.trimEnd(), live.trimEnd());
+    });
+  }
 });
