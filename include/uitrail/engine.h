@@ -22,6 +22,10 @@ typedef struct ut_config {
     uint32_t idle_ms;          /* a tab with no event for this long is evicted */
     uint32_t debounce_ms;      /* same element within it: one entry */
     bool reset_on_load;        /* a full page load empties the ring */
+    /* How long an event may wait, on the engine clock, for earlier events
+     * of its tab to arrive (0 .. UT_REORDER_MAX_MS, below idle_ms). An event
+     * whose seq is the next one never waits; see ut_engine_apply. */
+    uint32_t reorder_ms;
     const char *const *redact_patterns; /* extra PCRE2 patterns (borrowed) */
     size_t n_redact_patterns;
     ut_stab_params stab;
@@ -35,7 +39,8 @@ typedef struct ut_engine ut_engine;
 /* Called synchronously from ut_engine_apply / ut_engine_advance. Any
  * member may be NULL. Pointers live for the call only. */
 typedef struct ut_observer {
-    /* An event was accepted, after redaction (what a recording stores). */
+    /* An event was applied to its tab, after redaction: in event order,
+     * possibly after a wait in the reorder window. */
     void (*on_applied)(void *ud, const ut_event *ev);
     /* The tab's page state changed. */
     void (*on_mark)(void *ud, ut_str tab, const ut_mark *m);
@@ -43,6 +48,9 @@ typedef struct ut_observer {
     void (*on_trace_changed)(void *ud, ut_str tab);
     /* The tab is gone: closed by the sender, or evicted (idle, tab cap). */
     void (*on_tab_gone)(void *ud, ut_str tab, bool evicted);
+    /* An event was accepted, after redaction, in the order it arrived:
+     * what a recording stores, so that a replay sees the same input. */
+    void (*on_accepted)(void *ud, const ut_event *ev);
     void *ud;
 } ut_observer;
 
@@ -54,9 +62,23 @@ void ut_engine_free(ut_engine *e);
 void ut_engine_set_observer(ut_engine *e, const ut_observer *obs);
 const ut_config *ut_engine_config(const ut_engine *e);
 
-/* Applies one validated event: advances the clock to it, de-duplicates by
- * seq (UT_EDUP), redacts it, and updates the tab. UT_ENOMEM leaves the
- * engine consistent (the event is lost, nothing else). */
+/* Accepts one validated event: advances the clock to it (rt_us, else
+ * time_us), de-duplicates it by seq against the tab's window of recent
+ * seqs (UT_EDUP; a seq in a gap is new), rejects a seq more than
+ * UT_SEQ_JUMP_MAX above the tab's highest (UT_ELIMIT), redacts it, and
+ * applies it to its tab in event order:
+ *   - at once when its seq is the next one after the tab's highest
+ *     applied seq (seq 1 for a new tab) and nothing is held, or when the
+ *     window is 0, or when it is late: earlier than an event the tab has
+ *     already applied (counted; applied at the tab's latest time);
+ *   - otherwise it is held in the tab's reorder window, and applied, in
+ *     event order, once the events before it are applied and either its
+ *     seq is the next one or some held event has waited reorder_ms on the
+ *     engine clock; a full window applies its earliest event.
+ * Held events are applied by later ut_engine_apply and ut_engine_advance
+ * calls, never by anything else: the result is a function of the events,
+ * their times and the advance calls. UT_ENOMEM leaves the engine
+ * consistent (the event is lost, nothing else). */
 ut_status ut_engine_apply(ut_engine *e, const ut_event *ev);
 
 /* Moves the engine clock to `now_us` (never backwards): emits due marks,
@@ -103,6 +125,12 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out);
 typedef struct ut_engine_stats {
     uint64_t applied[UT_KIND__COUNT];
     uint64_t duplicates;
+    uint64_t seq_jumps;  /* events rejected for a seq too far above the tab's highest */
+    uint64_t reordered;  /* events that arrived before an earlier one of their tab */
+    uint64_t late;       /* events that arrived after a later one had been applied */
+    uint64_t held;       /* events in reorder windows now */
+    uint64_t lost;       /* held events never applied: their tab went (closed, evicted), or
+                            memory ran out when they were */
     uint64_t evicted_idle;
     uint64_t evicted_cap;
     uint64_t tabs;

@@ -36,6 +36,11 @@ const char *ut_kind_name(ut_kind k);
  * The match is exact and case-sensitive; *out is untouched unless UT_OK. */
 ut_status ut_kind_from_tag(ut_str tag, ut_kind *out);
 
+/* Maps a kind's name ("click", exact and case-sensitive) to its kind: the
+ * `kind` field of a record sent under the one tag "uitrail". UT_OK (sets
+ * *out) or UT_EINVAL. */
+ut_status ut_kind_from_name(ut_str name, ut_kind *out);
+
 typedef enum ut_nav_how {
     UT_NAV_LOAD,
     UT_NAV_RELOAD,

@@ -32,6 +32,10 @@
 #define UT_WIRE_CONTAINER_MAX 4096         /* elements of one array or map */
 #define UT_WIRE_DEPTH_MAX 8                /* nesting of arrays and maps */
 #define UT_FORWARD_ENTRIES_MAX 4096        /* entries of one Forward/PackedForward message */
+/* A CompressedPackedForward body inflates to at most this: more is a
+ * protocol error (a zip bomb costs the daemon this much, once, not its
+ * memory). Fluentd's and Fluent Bit's chunks stay well below it. */
+#define UT_FORWARD_INFLATED_MAX_BYTES (8u << 20)
 #define UT_WIRE_TIME_MAX_S 4294967295u     /* latest event time: EventTime's uint32 seconds (2106) */
 #define UT_WIRE_TZ_MAX_MIN 1440            /* |tz| of a nav record, minutes from UTC */
 #define UT_REPLAY_JSON_MAX_BYTES (64u << 20) /* a JSON file or stdin read whole by `uitrail replay` */
@@ -85,6 +89,21 @@
 #define UT_BURST_MEMBERS_MAX 32    /* members named in one burst entry; later ones are only counted */
 #define UT_DIALOGS_OPEN_MAX 8      /* open dialogs remembered per tab; the oldest is forgotten beyond it */
 #define UT_TEXT_PRINT_MAX_CHARS 200 /* names, values, alerts, snapshots and paths in a trace line */
+
+/* ---- Order-tolerant ingest (src/core/reorder.c, src/core/seqwin.c) ----
+ * Events of one tab may arrive out of order across Forward messages (a
+ * client that batches per tag, a resend). Each tab holds them in a reorder
+ * window and applies them in event order. */
+#define UT_REORDER_DEFAULT_MS 1000 /* how far in event time an event waits for earlier ones (--reorder-ms) */
+#define UT_REORDER_MAX_MS 10000    /* bound of --reorder-ms (it must also stay below --idle-ms) */
+#define UT_REORDER_WAIT_MAX_MS 10000 /* no event waits longer on the engine clock, whatever its time */
+#define UT_REORDER_HELD_MAX 64     /* events one tab may hold; the earliest is applied beyond it */
+#define UT_REORDER_HELD_MAX_BYTES (256u << 10) /* bytes one tab may hold, the same way */
+#define UT_SEQ_WINDOW 256          /* recent seqs remembered per tab: a gap among them may be filled later */
+/* A seq more than this above the tab's highest seq is rejected (and
+ * counted): one hostile or corrupt seq must not make every later event of
+ * the tab look like a duplicate. */
+#define UT_SEQ_JUMP_MAX 65536
 
 /* ---- Stability scorer (src/core/stability.c) ---- */
 #define UT_STAB_TARGETS_MAX 16        /* per-tab table of recently mutated targets (window maximum, churn rhythm) */

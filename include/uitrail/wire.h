@@ -48,6 +48,12 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d);
 ut_status ut_fwd_decoder_feed(ut_fwd_decoder *d, const void *data, size_t len,
                               const ut_fwd_sink *sink);
 
+/* One tag for every kind, as an alternative to uitrail.<kind>: the kind is
+ * then the record's "kind" field ("click", ...). For clients that find
+ * one tag easier to route, and for per-tag buffering clients, which then
+ * keep a tab's events in one buffer and in order. */
+#define UT_ONE_TAG "uitrail"
+
 /* Ground truth for `uitrail tune` (issue 6): the entry
  *     ["uitrail.label", time, {"tab": T, "settled": true}]
  * says that the page of tab T truly settled at `time`. Labels travel in

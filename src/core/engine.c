@@ -44,6 +44,7 @@ void ut_config_defaults(ut_config *c)
     c->idle_ms = UT_IDLE_DEFAULT_MS;
     c->debounce_ms = UT_DEBOUNCE_DEFAULT_MS;
     c->reset_on_load = false;
+    c->reorder_ms = UT_REORDER_DEFAULT_MS;
     ut_stab_params_defaults(&c->stab);
 }
 
@@ -70,6 +71,15 @@ static ut_status config_check(const ut_config *c, char *err, size_t errlen)
     if (c->debounce_ms > UT_DEBOUNCE_MAX_MS)
         return range_error(err, errlen, "debounce time", c->debounce_ms, 0, UT_DEBOUNCE_MAX_MS,
                            " ms");
+    if (c->reorder_ms > UT_REORDER_MAX_MS)
+        return range_error(err, errlen, "reorder window", c->reorder_ms, 0, UT_REORDER_MAX_MS, " ms");
+    if (c->reorder_ms >= c->idle_ms) {
+        /* An idle tab must never be evicted with events still held. */
+        if (err && errlen)
+            snprintf(err, errlen, "the reorder window (%u ms) must be shorter than the idle time (%u ms)",
+                     c->reorder_ms, c->idle_ms);
+        return UT_EINVAL;
+    }
     if (c->n_redact_patterns > UT_REDACT_PATTERNS_MAX)
         return range_error(err, errlen, "redaction pattern count", c->n_redact_patterns, 0,
                            UT_REDACT_PATTERNS_MAX, "");
@@ -172,6 +182,9 @@ static void on_stab_mark(void *ud, const ut_mark *m)
 
 static void tab_drop(ut_engine *e, ut__tab *t, bool evicted)
 {
+    /* Events still held go with their tab. */
+    e->stats.held -= t->reorder.count;
+    e->stats.lost += t->reorder.count;
     ut__tabs_remove(&e->tabs, t);
     if (e->obs.on_tab_gone)
         e->obs.on_tab_gone(e->obs.ud, ut__tab_key(t), evicted);
@@ -189,10 +202,24 @@ static bool tab_has_mutations(const ut__tab *t)
     return st.has_mutations;
 }
 
+/* How far `t`'s timers must lag behind its sender clock: an event may
+ * still arrive in order up to the reorder window behind the sender clock,
+ * so a mark or a dead click is claimed only once the window has passed
+ * it. A tab whose events have always come with seqs and in order (a
+ * browser's) waits for nothing: nothing suggests that an event is on its
+ * way late. */
+static int64_t tab_timer_lag_us(const ut_engine *e, const ut__tab *t)
+{
+    bool in_sequence = !t->reorder.head && !t->reorder.disorder && t->reorder.last_had_seq &&
+                       t->reorder.has_seq && t->reorder.applied_seq == t->seqwin.high;
+    return in_sequence ? 0 : (int64_t)e->cfg.reorder_ms * US_PER_MS;
+}
+
 /* Re-arms `t`'s deadline on the engine clock: its scorer's next mark and
- * the settling of its pending click, both in sender time. A tab without
- * mutation records can never claim a dead click, so its pending click
- * needs no timer: the next event ends the wait. */
+ * the settling of its pending click, both in sender time and due once the
+ * reorder window has passed them, and the end of the wait of its held
+ * events. A tab without mutation records can never claim a dead click, so
+ * its pending click needs no timer: the next event ends the wait. */
 static void tab_schedule(ut_engine *e, ut__tab *t)
 {
     int64_t due = t->stab ? ut_stab_next_deadline(t->stab) : INT64_MAX;
@@ -204,7 +231,10 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
             due = dead;
     }
     if (due != INT64_MAX)
-        due = add_sat(due, -t->offset_us);
+        due = add_sat(add_sat(due, tab_timer_lag_us(e, t)), -t->offset_us);
+    int64_t release = ut__reorder_deadline(&t->reorder, t->offset_us, (int64_t)e->cfg.reorder_ms * US_PER_MS);
+    if (release < due)
+        due = release;
     ut__tabs_set_deadline(&e->tabs, t, due);
 }
 
@@ -235,7 +265,26 @@ static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
     }
 }
 
-/* Runs `t`'s timers up to sender time `now`. */
+/* Runs what is due in `t` by sender time `now`, moving its scorer only to
+ * each due time: where the scorer rests between events then does not
+ * depend on when the engine happened to be advanced (a daemon's timer, a
+ * replay's next event), so neither does anything it says later. */
+static void tab_run_due(ut_engine *e, ut__tab *t, int64_t now)
+{
+    mark_sink ms = {e, t};
+    if (t->stab) {
+        int64_t due;
+        while ((due = ut_stab_next_deadline(t->stab)) <= now) {
+            ut_stab_advance(t->stab, due, on_stab_mark, &ms);
+            if (ut_stab_next_deadline(t->stab) <= due)
+                break; /* no progress: ut_engine_advance steps past it */
+        }
+    }
+    settle_pending(e, t, now);
+}
+
+/* Runs `t`'s timers up to sender time `now`, the time of an event about
+ * to be applied. */
 static void tab_run_timers(ut_engine *e, ut__tab *t, int64_t now)
 {
     mark_sink ms = {e, t};
@@ -244,6 +293,8 @@ static void tab_run_timers(ut_engine *e, ut__tab *t, int64_t now)
     settle_pending(e, t, now);
 }
 
+static bool tab_release(ut_engine *e, ut__tab *t);
+
 void ut_engine_advance(ut_engine *e, int64_t now_us)
 {
     if (now_us > e->clock_us)
@@ -251,7 +302,10 @@ void ut_engine_advance(ut_engine *e, int64_t now_us)
     int64_t clock = e->clock_us;
     ut__tab *t;
     while ((t = ut__tabs_earliest(&e->tabs)) && t->deadline <= clock) {
-        tab_run_timers(e, t, add_sat(clock, t->offset_us));
+        if (!tab_release(e, t))
+            continue; /* a held close removed the tab */
+        /* Held events are later than this (else they would have gone). */
+        tab_run_due(e, t, add_sat(add_sat(clock, t->offset_us), -tab_timer_lag_us(e, t)));
         tab_schedule(e, t);
         /* A scorer that still reports a due mark after advancing past it
          * must not spin this loop: look again at the next advance. */
@@ -1031,6 +1085,74 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
     return UT_EINVAL;
 }
 
+/* ---- Applying, in event order ---- */
+
+/* Applies one redacted event of `t` (at once, or out of its reorder
+ * window) and tells the observer. A close removes the tab: *gone is then
+ * set and `t` is freed. On failure nothing of the tab has changed. */
+static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *gone)
+{
+    *gone = false;
+    if (red->kind == UT_KIND_CLOSE) {
+        e->stats.applied[UT_KIND_CLOSE]++;
+        if (e->obs.on_applied)
+            e->obs.on_applied(e->obs.ud, red);
+        tab_drop(e, t, false);
+        *gone = true;
+        return UT_OK;
+    }
+    /* A tab's own time never runs backwards, whatever its sender's clock
+     * does: debounce and outcome windows stay well defined. */
+    int64_t now = !t->reorder.applied_any || red->time_us > t->last_us ? red->time_us : t->last_us;
+    tab_run_timers(e, t, now);
+    ut_status st = apply_kind(e, t, red, now);
+    if (st != UT_OK)
+        return st;
+    ut__reorder_applied(&t->reorder, red->has_seq, red->seq);
+    t->last_us = now;
+    e->stats.applied[red->kind]++;
+    if (e->obs.on_applied)
+        e->obs.on_applied(e->obs.ud, red);
+    if (red->kind != UT_KIND_MUTATION)
+        notify_trace(e, t);
+    return UT_OK;
+}
+
+/* Applies the held events of `t` that may go now, in event order, and
+ * re-arms its deadline. False when a held close removed the tab. */
+static bool tab_release(ut_engine *e, ut__tab *t)
+{
+    int64_t window_us = (int64_t)e->cfg.reorder_ms * US_PER_MS;
+    ut__held *h;
+    while ((h = ut__reorder_pop_ready(&t->reorder, e->clock_us, t->offset_us, window_us))) {
+        e->stats.held--;
+        bool gone;
+        if (tab_apply(e, t, &h->ev, &gone) != UT_OK)
+            e->stats.lost++; /* out of memory: this event is lost, nothing else */
+        ut_free(h);
+        if (gone)
+            return false;
+    }
+    tab_schedule(e, t);
+    return true;
+}
+
+/* Finds or makes the tab of `ev`; *created says which. */
+static ut_status tab_for(ut_engine *e, const ut_event *ev, ut__tab **out, bool *created)
+{
+    *created = false;
+    ut__tab *t = ut__tabs_find(&e->tabs, ev->tab);
+    if (!t) {
+        if (ut__tabs_reserve(&e->tabs) != UT_OK || !(t = ut__tab_new(ev->tab, e->cfg.ring_size)))
+            return UT_ENOMEM;
+        ut__tabs_insert(&e->tabs, t);
+        t->last_us = ev->time_us;
+        *created = true;
+    }
+    *out = t;
+    return UT_OK;
+}
+
 ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
 {
     if (!ev || (unsigned)ev->kind >= UT_KIND__COUNT || ev->tab.len == 0 ||
@@ -1040,47 +1162,70 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
     ut_engine_advance(e, engine_t);
 
     ut__tab *t = ut__tabs_find(&e->tabs, ev->tab);
-    if (t && ev->has_seq && t->has_seq && ev->seq <= t->last_seq) {
-        e->stats.duplicates++;
-        return UT_EDUP;
+    if (t && ev->has_seq) {
+        switch (ut__seqwin_check(&t->seqwin, ev->seq)) {
+        case UT__SEQ_NEW: break;
+        case UT__SEQ_DUP: e->stats.duplicates++; return UT_EDUP;
+        case UT__SEQ_JUMP: e->stats.seq_jumps++; return UT_ELIMIT;
+        }
     }
     if (ev->kind == UT_KIND_UNLOAD && !t) {
-        /* Nothing to keep for a page whose tab is not known. */
+        /* Nothing to keep for a page whose tab is not known: no tab is
+         * made for it. */
         e->stats.applied[UT_KIND_UNLOAD]++;
+        if (e->obs.on_accepted)
+            e->obs.on_accepted(e->obs.ud, ev);
         if (e->obs.on_applied)
             e->obs.on_applied(e->obs.ud, ev);
         return UT_OK;
     }
-    if (ev->kind == UT_KIND_CLOSE) {
+    if (ev->kind == UT_KIND_CLOSE && !t) {
+        /* Nothing to close or to hold: the close is applied as it comes. */
         e->stats.applied[UT_KIND_CLOSE]++;
+        if (e->obs.on_accepted)
+            e->obs.on_accepted(e->obs.ud, ev);
         if (e->obs.on_applied)
             e->obs.on_applied(e->obs.ud, ev);
-        if (t)
-            tab_drop(e, t, false);
         return UT_OK;
     }
 
+    ut_event red = *ev;
     ut_buf_reset(&e->scratch);
-    ut_event red;
-    ut_status st = ut_redact_event(e->redactor, ev, &red, &e->scratch);
+    ut_status st = ev->kind == UT_KIND_CLOSE ? UT_OK : ut_redact_event(e->redactor, ev, &red, &e->scratch);
     if (st != UT_OK)
         return st;
+    bool created;
+    if ((st = tab_for(e, &red, &t, &created)) != UT_OK)
+        return st;
 
-    bool created = false;
-    if (!t) {
-        if (ut__tabs_reserve(&e->tabs) != UT_OK || !(t = ut__tab_new(ev->tab, e->cfg.ring_size)))
-            return UT_ENOMEM;
-        ut__tabs_insert(&e->tabs, t);
-        t->last_us = red.time_us;
-        created = true;
+    /* In order, or too late to be put in order: applied now. Otherwise
+     * held until the events before it have arrived or waited enough. */
+    bool late = t->reorder.applied_any && red.time_us < t->last_us;
+    bool now = late || (!t->reorder.head && (e->cfg.reorder_ms == 0 ||
+                                             ut__reorder_seq_is_next(&t->reorder, red.has_seq, red.seq)));
+    bool gone = false;
+    if (now) {
+        if (e->obs.on_accepted)
+            e->obs.on_accepted(e->obs.ud, &red);
+        st = tab_apply(e, t, &red, &gone);
+    } else {
+        ut__held *h = ut__held_new(&red, e->clock_us, e->serial);
+        if (!h) {
+            st = UT_ENOMEM;
+        } else {
+            if (e->obs.on_accepted)
+                e->obs.on_accepted(e->obs.ud, &red);
+            /* Held for a gap in seq, or out of order: this tab's client
+             * delivers late, so its marks wait the window from now on. */
+            if (ut__reorder_insert(&t->reorder, h)) {
+                e->stats.reordered++;
+                t->reorder.disorder = true;
+            } else if (red.has_seq) {
+                t->reorder.disorder = true;
+            }
+            e->stats.held++;
+        }
     }
-    /* A tab's own time never runs backwards, whatever its sender's clock
-     * does: debounce and outcome windows stay well defined. */
-    int64_t now = red.time_us > t->last_us ? red.time_us : t->last_us;
-    if (!created)
-        tab_run_timers(e, t, now);
-
-    st = apply_kind(e, t, &red, now);
     if (st != UT_OK) {
         if (created) {
             ut__tabs_remove(&e->tabs, t);
@@ -1090,20 +1235,21 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         }
         return st;
     }
-    if (ev->has_seq) {
-        t->has_seq = true;
-        t->last_seq = ev->seq;
-    }
-    t->last_us = now;
+    e->serial++;
+    if (late)
+        e->stats.late++;
+    if (gone)
+        return UT_OK; /* a close: `t` is freed */
+    if (late)
+        t->reorder.disorder = true;
+    if (ev->has_seq)
+        ut__seqwin_mark(&t->seqwin, ev->seq);
     t->offset_us = add_sat(ev->time_us, -engine_t);
+    t->reorder.last_had_seq = ev->has_seq;
     t->last_engine_us = e->clock_us;
     ut__tabs_touch(&e->tabs, t);
-    tab_schedule(e, t);
-    e->stats.applied[ev->kind]++;
-    if (e->obs.on_applied)
-        e->obs.on_applied(e->obs.ud, &red);
-    if (ev->kind != UT_KIND_MUTATION)
-        notify_trace(e, t);
+    if (!tab_release(e, t))
+        return UT_OK;
     if (created && e->tabs.count > e->cfg.max_tabs) {
         e->stats.evicted_cap++;
         tab_drop(e, e->tabs.lru_tail, true);

@@ -7,6 +7,9 @@
 #include "uitrail/engine.h"
 #include "uitrail/redact.h"
 
+#include "reorder.h"
+#include "seqwin.h"
+
 /* The longest prefix of `s` of at most `max` bytes that ends on a UTF-8
  * character boundary. */
 static inline size_t ut__utf8_cut(ut_str s, size_t max)
@@ -157,8 +160,8 @@ typedef struct ut__tab {
     int64_t last_engine_us;   /* engine clock of the last event */
     int64_t last_us;          /* sender time of the last event */
     int64_t offset_us;        /* sender time minus engine clock, last event */
-    uint64_t last_seq;
-    bool has_seq;
+    ut__seqwin seqwin;        /* recent seqs accepted (dedup) */
+    ut__reorder reorder;      /* events held until they can be applied in order */
     bool has_tz;
     int32_t tz_min;
     ut__ring ring;
@@ -249,6 +252,7 @@ struct ut_engine {
     ut_redactor *redactor;
     ut__tabs tabs;
     int64_t clock_us;
+    uint64_t serial;  /* events accepted so far: orders held events of equal time */
     ut_engine_stats stats;
     ut_buf scratch;  /* the redacted event's text, reused for every event */
     ut_buf build;    /* lists and paths being assembled, reused */

@@ -40,6 +40,7 @@ void ut__tab_free(ut__tab *t)
     if (!t)
         return;
     ut__ring_free(&t->ring);
+    ut__reorder_free(&t->reorder);
     ut_stab_free(t->stab);
     ut_free(t->page);
     for (ut__dialog *d = t->dialogs, *next; d; d = next) {

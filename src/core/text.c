@@ -150,6 +150,17 @@ const char *ut_kind_name(ut_kind k)
     return kind_names[k];
 }
 
+ut_status ut_kind_from_name(ut_str name, ut_kind *out)
+{
+    for (size_t k = 0; k < UT_KIND__COUNT; k++) {
+        if (ut_str_eq_cstr(name, kind_names[k])) {
+            *out = (ut_kind)k;
+            return UT_OK;
+        }
+    }
+    return UT_EINVAL;
+}
+
 ut_status ut_kind_from_tag(ut_str tag, ut_kind *out)
 {
     const size_t prefix_len = sizeof TAG_PREFIX - 1;

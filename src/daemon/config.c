@@ -76,6 +76,9 @@ static const opt_desc options[] = {
      "evict a tab without events for MS (default 3600000)"},
     {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, 60000, false, "MS",
      "clicks on one element within MS make one entry (default 300)"},
+    {"reorder-ms", OPT_UINT, S(engine.reorder_ms), 0, UT_REORDER_MAX_MS, false, "MS",
+     "an event waits until its tab's sender clock is MS past it for earlier events that arrive "
+     "late (per-tag batching, resends); one whose seq is the next never waits (default 1000)"},
     {"reset-on-load", OPT_BOOL, S(engine.reset_on_load), 0, 0, false, NULL,
      "a full page load empties the tab's ring"},
     {"redact", OPT_REDACT, S(redact), 0, 0, false, "PATTERN",
@@ -494,11 +497,10 @@ static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
             snprintf(err, errlen, "--demo-root %s: %s", s->demo_root, strerror(errno));
             return UT_EINVAL;
         }
-        char probe[PATH_MAX + 64];
-        snprintf(probe, sizeof probe, "%s/fixtures/demo/index.html", resolved);
-        if (access(probe, R_OK) != 0) {
+        if (!ut__static_root_holds_demo(resolved)) {
             snprintf(err, errlen,
-                     "--demo-root %s: no fixtures/demo/index.html there: give the uitrail source tree",
+                     "--demo-root %s: no fixtures/demo/index.html (a source tree) nor demo/index.html "
+                     "(an installed share/uitrail) there",
                      s->demo_root);
             return UT_EINVAL;
         }

@@ -101,7 +101,8 @@ typedef struct ut__settings {
     size_t n_allow_origins;
     char *ingest_token_file; /* --ingest-token-file, NULL: no ingest token */
     bool demo;               /* --demo: serve the demo app and its config */
-    char *demo_root;         /* the source tree holding fixtures/demo and tools/sender (absolute) */
+    char *demo_root;         /* the source tree holding fixtures/demo and tools/sender, or the
+                                installed share/uitrail holding demo and sender (absolute) */
     /* Recording (record.c); record_dir NULL: off. */
     char *record_dir;
     uint32_t record_frame_bytes;
@@ -257,6 +258,7 @@ typedef enum ut__header {
     UT__HDR_WS_KEY,
     UT__HDR_WS_VERSION,
     UT__HDR_WS_PROTOCOL, /* repeated lines are joined with ", " */
+    UT__HDR_FORWARDED_FOR, /* X-Forwarded-For from a proxy in front: logged, never trusted */
 } ut__header;
 
 /* Counts of one ingest unit (an HTTP body; a connection's lifetime). */
@@ -279,6 +281,7 @@ typedef struct ut__http_req {
     ut_buf ws_key;
     ut_buf ws_version;
     ut_buf ws_protocol;
+    ut_buf forwarded_for;   /* X-Forwarded-For (tools/deploy: the client's address) */
     ut_buf header_name;     /* the header whose value is arriving */
     ut__header header;      /* which header that value belongs to */
     bool in_value;
@@ -450,10 +453,15 @@ bool ut__ws_host_is_own(const ut__conn *c);
 void ut__static_serve(ut__conn *c);
 /* Serves GET /demo/config.json. */
 void ut__static_demo_config(ut__conn *c);
-/* Finds the source tree for --demo when --demo-root is not given: the
- * directory above the executable that holds fixtures/demo/index.html.
- * Writes its absolute path into `out`. */
+/* Finds the files for --demo when --demo-root is not given: the source
+ * tree above the executable that holds fixtures/demo/index.html, else the
+ * installed data directory (share/uitrail, found from the executable's
+ * directory as installed, then at the configured prefix) that holds
+ * demo/index.html and sender/. Writes its absolute path into `out`. */
 ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen);
+/* Whether `root` is a source tree or an installed data directory with the
+ * demo in it. */
+bool ut__static_root_holds_demo(const char *root);
 
 /* ---- notify.c ---- */
 
@@ -503,8 +511,8 @@ typedef struct ut__recorder {
  * it is missing and opens it. UT_EIO with the reason in `err` otherwise.
  * Needs the loop (the flush timer). */
 ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen);
-/* Records one event, as applied after redaction (the engine's
- * on_applied). Never fails the event: a recording error stops recording
+/* Records one event, as accepted after redaction (the engine's
+ * on_accepted). Never fails the event: a recording error stops recording
  * for that tab, is logged and counted. */
 void ut__record_event(ut__daemon *d, const ut_event *ev);
 /* The tab was closed or evicted: its file is flushed and closed. */

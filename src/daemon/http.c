@@ -116,6 +116,7 @@ static int on_message_begin(http_parser *p)
     ut_buf_reset(&r->ws_key);
     ut_buf_reset(&r->ws_version);
     ut_buf_reset(&r->ws_protocol);
+    ut_buf_reset(&r->forwarded_for);
     ut_buf_reset(&r->header_name);
     ut_buf_reset(&r->body);
     r->header = UT__HDR_OTHER;
@@ -170,6 +171,7 @@ static ut_buf *header_slot(ut__http_req *r)
     case UT__HDR_WS_KEY: return &r->ws_key;
     case UT__HDR_WS_VERSION: return &r->ws_version;
     case UT__HDR_WS_PROTOCOL: return &r->ws_protocol;
+    case UT__HDR_FORWARDED_FOR: return &r->forwarded_for;
     case UT__HDR_OTHER: break;
     }
     return NULL;
@@ -205,6 +207,7 @@ static ut__header header_kind(ut_str name)
         {"sec-websocket-key", UT__HDR_WS_KEY},
         {"sec-websocket-version", UT__HDR_WS_VERSION},
         {"sec-websocket-protocol", UT__HDR_WS_PROTOCOL},
+        {"x-forwarded-for", UT__HDR_FORWARDED_FOR},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (name.len == strlen(known[i].name) && strncasecmp(name.ptr, known[i].name, name.len) == 0)
@@ -424,6 +427,7 @@ void ut__http_free(ut__conn *c)
     ut_buf_free(&r->ws_key);
     ut_buf_free(&r->ws_version);
     ut_buf_free(&r->ws_protocol);
+    ut_buf_free(&r->forwarded_for);
     ut_buf_free(&r->header_name);
     ut_buf_free(&r->body);
     ut_buf_free(&r->tab);

@@ -29,6 +29,12 @@ static ut_status sink_event(void *ud, const ut_event *ev)
     case UT_EDUP:
         ctx->counts->duplicates++;
         break;
+    case UT_ELIMIT:
+        /* A seq too far above the tab's highest (counted by the engine). */
+        ctx->counts->rejected++;
+        ut__log(UT__LOG_DEBUG, "rejected an event of tab '%.*s': its seq %llu jumps too far ahead",
+                (int)ev->tab.len, ev->tab.ptr, (unsigned long long)ev->seq);
+        break;
     case UT_ENOMEM:
         /* The engine stays consistent and the event is lost; keep going so
          * that one failed allocation costs one event, not the stream. */

@@ -115,9 +115,11 @@ int main(int argc, char **argv)
         ut__daemon_shutdown(d, "start-up failed");
     } else {
         print_ready(d);
-        ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u",
+        ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u, reorder window %u ms",
                 d->settings.engine.ring_size, d->settings.engine.max_tabs,
-                d->settings.max_connections);
+                d->settings.max_connections, d->settings.engine.reorder_ms);
+        if (d->settings.demo)
+            ut__log(UT__LOG_INFO, "--demo: serving the demo and the sender from %s", d->settings.demo_root);
     }
 
     uv_run(&loop, UV_RUN_DEFAULT);

@@ -55,6 +55,16 @@ ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
                       ut_reject_name((ut_reject)r), (unsigned long long)m->rejected[r]);
     counter(out, "uitrail_events_duplicate_total", "Events dropped because their seq was not new.",
             es.duplicates);
+    counter(out, "uitrail_events_seq_jump_total",
+            "Events rejected because their seq jumped too far above their tab's highest.", es.seq_jumps);
+    counter(out, "uitrail_events_reordered_total",
+            "Events that arrived before an earlier one of their tab and were put back in order.",
+            es.reordered);
+    counter(out, "uitrail_events_late_total",
+            "Events that arrived after a later one of their tab had been applied.", es.late);
+    gauge(out, "uitrail_events_held", "Events waiting in reorder windows.", es.held);
+    counter(out, "uitrail_events_held_lost_total",
+            "Held events never applied: their tab was closed or evicted first, or memory ran out.", es.lost);
     counter(out, "uitrail_messages_ignored_total", "Messages whose tag is not uitrail.*.",
             m->ignored);
     counter(out, "uitrail_events_lost_total", "Events lost because memory ran out.", m->lost_nomem);

@@ -236,10 +236,16 @@ static void on_kick(uv_timer_t *t)
 
 /* ---- the engine observer ---- */
 
+/* A recording stores what was accepted, in the order it arrived: a
+ * replay then holds and applies it exactly as the daemon did. */
+static void on_accepted(void *ud, const ut_event *ev)
+{
+    ut__record_event(ud, ev);
+}
+
 static void on_applied(void *ud, const ut_event *ev)
 {
     ut__daemon *d = ud;
-    ut__record_event(d, ev);
     if (!d->streams || !any_stream_wants(d, ev->tab))
         return;
     ut_buf *json = &d->sse_json;
@@ -330,6 +336,13 @@ void ut__notify_init(ut__daemon *d)
     d->engine_timer.data = d;
     d->kick.data = d;
     d->engine_due = INT64_MAX;
-    ut_observer obs = {on_applied, on_mark, on_trace_changed, on_tab_gone, d};
+    ut_observer obs = {
+        .on_applied = on_applied,
+        .on_mark = on_mark,
+        .on_trace_changed = on_trace_changed,
+        .on_tab_gone = on_tab_gone,
+        .on_accepted = on_accepted,
+        .ud = d,
+    };
     ut_engine_set_observer(d->engine, &obs);
 }

@@ -3,7 +3,8 @@
  * Each recorded tab has a ut_rec_writer (src/record: pure, it only builds
  * frames) and a file DIR/<first-event-time>-<tab>.uitrail, created with
  * O_EXCL so that no recording is ever appended to or overwritten. Events
- * arrive from the engine's on_applied, after redaction. Every finished
+ * arrive from the engine's on_accepted, after redaction, in the order they
+ * arrived (before any wait in a reorder window). Every finished
  * frame is written with one write(2), so a crash tears at most the frame
  * being written and the reader drops just that tail.
  *

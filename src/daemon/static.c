@@ -1,6 +1,8 @@
 /* --demo: the demo app (fixtures/demo/ under /demo/), the sender
- * (tools/sender/uitrail.js, its modules in tools/sender/lib/ and the msgpack package's ESM build under
- * /sender/) and /demo/config.json, all from the source tree.
+ * (tools/sender/uitrail.js, its modules in tools/sender/lib/ and the
+ * msgpack package's ESM build under /sender/) and /demo/config.json, from
+ * the source tree, or from the data directory `meson install` fills
+ * (share/uitrail/demo and share/uitrail/sender, the same files).
  *
  * Only named files are served: no directory listing, no dot files, no
  * percent-escapes, and every path component is opened with O_NOFOLLOW
@@ -30,6 +32,36 @@
 #define SENDER_LIB_PREFIX "lib/"
 /* How far above the executable the source tree may be: build/src/daemon. */
 #define EXE_LEVELS_UP_MAX 4
+/* The same directories as installed, below the data directory. */
+#define INSTALLED_DEMO_DIR "demo"
+#define INSTALLED_SENDER_DIR "sender"
+/* The data directory: relative to the executable's directory (so that an
+ * install under DESTDIR or a moved prefix works), then as configured
+ * (meson.build defines both). */
+#ifndef UT_DATADIR_FROM_BINDIR
+#define UT_DATADIR_FROM_BINDIR "../share/uitrail"
+#endif
+#ifndef UT_DATADIR
+#define UT_DATADIR "/usr/local/share/uitrail"
+#endif
+
+static bool readable(const char *dir, const char *file)
+{
+    char probe[3 * PATH_MAX];
+    int n = snprintf(probe, sizeof probe, "%s/%s", dir[0] ? dir : "/", file);
+    return n > 0 && (size_t)n < sizeof probe && access(probe, R_OK) == 0;
+}
+
+/* Whether `root` is an installed data directory rather than a tree. */
+static bool root_is_installed(const char *root)
+{
+    return !readable(root, DEMO_DIR "/index.html") && readable(root, INSTALLED_DEMO_DIR "/index.html");
+}
+
+bool ut__static_root_holds_demo(const char *root)
+{
+    return readable(root, DEMO_DIR "/index.html") || readable(root, INSTALLED_DEMO_DIR "/index.html");
+}
 
 static const struct {
     const char *ext;
@@ -73,17 +105,26 @@ ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen)
         if (!slash)
             break;
         *slash = '\0';
-        char probe[PATH_MAX + 64];
-        snprintf(probe, sizeof probe, "%s/" DEMO_DIR "/index.html", dir[0] ? dir : "/");
-        if (access(probe, R_OK) == 0) {
+        if (readable(dir, DEMO_DIR "/index.html")) {
             if (!realpath(dir[0] ? dir : "/", out) || strlen(out) >= len)
                 break;
             return UT_OK;
         }
     }
+    char *slash = strrchr(exe, '/');
+    *slash = '\0';
+    char installed[2][PATH_MAX + 64];
+    snprintf(installed[0], sizeof installed[0], "%s/%s", exe, UT_DATADIR_FROM_BINDIR);
+    snprintf(installed[1], sizeof installed[1], "%s", UT_DATADIR);
+    for (int i = 0; i < 2; i++) {
+        if (readable(installed[i], INSTALLED_DEMO_DIR "/index.html") && realpath(installed[i], out) &&
+            strlen(out) < len)
+            return UT_OK;
+    }
     snprintf(err, errlen,
-             "--demo: no %s/index.html above %s: give the source tree with --demo-root DIR", DEMO_DIR,
-             exe);
+             "--demo: no %s/index.html above %s, nor %s/index.html in %s or %s: give the source tree "
+             "or the installed data directory with --demo-root DIR",
+             DEMO_DIR, exe, INSTALLED_DEMO_DIR, installed[0], UT_DATADIR);
     return UT_EINVAL;
 }
 
@@ -241,6 +282,8 @@ void ut__static_serve(ut__conn *c)
     }
     const char *type = content_type_of(strrchr(rel, '/') ? strrchr(rel, '/') : rel);
     char base[PATH_MAX + 32];
+    if (root_is_installed(d->settings.demo_root))
+        dir = strcmp(dir, DEMO_DIR) == 0 ? INSTALLED_DEMO_DIR : INSTALLED_SENDER_DIR;
     snprintf(base, sizeof base, "%s/%s", d->settings.demo_root, dir);
     int dir_fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int fd = dir_fd < 0 ? -1 : open_beneath(dir_fd, rel);

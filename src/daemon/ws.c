@@ -370,9 +370,14 @@ void ut__ws_upgrade(ut__conn *c)
     ut__conn_write(c, out->data, out->len);
     ut__conn_timer(c, d->settings.idle_timeout_ms, on_idle);
     if (ut__log_enabled(UT__LOG_DEBUG)) {
-        char name[96];
-        ut__log(UT__LOG_DEBUG, "%s: WebSocket ingest open (origin '%.*s')",
-                ut__conn_name(c, name, sizeof name), QUOTE(ut_buf_str(&r->origin)));
+        /* Behind a proxy (tools/deploy) the peer is the proxy; the client
+         * is what its X-Forwarded-For says, logged as a sample, never
+         * trusted for anything. */
+        char name[96], origin[UT__SAMPLE_BUF_BYTES], client[UT__SAMPLE_BUF_BYTES];
+        ut__sanitize(r->origin.data, r->origin.len, origin, sizeof origin);
+        ut__sanitize(r->forwarded_for.data, r->forwarded_for.len, client, sizeof client);
+        ut__log(UT__LOG_DEBUG, "%s: WebSocket ingest open (origin \"%s\", forwarded for \"%s\")",
+                ut__conn_name(c, name, sizeof name), origin, client);
     }
 }
 

@@ -24,6 +24,7 @@ static const param_desc engine_params[] = {
     {"idle_ms", PARAM_U32, offsetof(ut_config, idle_ms)},
     {"debounce_ms", PARAM_U32, offsetof(ut_config, debounce_ms)},
     {"reset_on_load", PARAM_BOOL, offsetof(ut_config, reset_on_load)},
+    {"reorder_ms", PARAM_U32, offsetof(ut_config, reorder_ms)},
 };
 
 static const param_desc stab_params[] = {
@@ -401,6 +402,9 @@ ut_status ut_rec_meta_parse(ut_str content, ut_rec_meta *meta, size_t *consumed)
 
     memset(meta, 0, sizeof *meta);
     ut_config_defaults(&meta->config);
+    /* A recording that names no reorder window was made by a daemon that
+     * had none: it applied every event as it came. */
+    meta->config.reorder_ms = 0;
     meta->config.redact_patterns = NULL;
     meta->config.n_redact_patterns = 0;
 

@@ -21,6 +21,7 @@ struct ut_fwd_decoder {
     ut_fwd_label_fn on_label;   /* NULL: uitrail.label entries are ignored */
     void *label_ud;
     ut_buf label_tab;           /* the cleaned tab of the label being reported */
+    ut_buf inflated;            /* a CompressedPackedForward body, inflated (freed after it) */
     uint64_t error_offset;
     char error[256];
 };
@@ -67,6 +68,7 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d)
     msgpack_unpacker_destroy(&d->unpacker);
     ut__record_validator_free(&d->validator);
     ut_buf_free(&d->label_tab);
+    ut_buf_free(&d->inflated);
     ut_free(d);
 }
 
@@ -111,6 +113,7 @@ static ut_status protocol_error(ut_fwd_decoder *d, uint64_t offset, const char *
 /* Where a message's entries go. */
 typedef enum route {
     ROUTE_EVENT,        /* uitrail.<known kind>: validate and deliver */
+    ROUTE_KIND_FIELD,   /* the one tag "uitrail": the record's "kind" names the kind */
     ROUTE_UNKNOWN_KIND, /* uitrail.<unknown>: reject each entry */
     ROUTE_LABEL,        /* uitrail.label with a label hook set: validate and report */
     ROUTE_IGNORED,      /* any other tag, recordings' uitrail.meta, and uitrail.label without a hook */
@@ -130,6 +133,8 @@ typedef struct message_ctx {
 static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
 {
     ut_str name = ut_str_from(tag.ptr, tag.size);
+    if (ut_str_eq_cstr(name, UT_ONE_TAG))
+        return ROUTE_KIND_FIELD;
     switch (ut_kind_from_tag(name, kind)) {
     case UT_OK: return ROUTE_EVENT;
     case UT_EINVAL: return ROUTE_UNKNOWN_KIND;
@@ -197,6 +202,38 @@ static ut_status deliver_label(message_ctx *m, int64_t time_us, const msgpack_ob
     return UT_OK;
 }
 
+/* The kind of a record sent under the one tag "uitrail": its "kind" field,
+ * one of the seven kinds. False (and the record rejected) otherwise. */
+static bool kind_of_record(message_ctx *m, const msgpack_object *record, ut_kind *kind)
+{
+    if (record->type != MSGPACK_OBJECT_MAP) {
+        report_reject(m, UT_REJECT_NOT_MAP, UT_ONE_TAG ": the record must be a map");
+        return false;
+    }
+    const msgpack_object *field = NULL;
+    for (uint32_t i = 0; i < record->via.map.size; i++) {
+        const msgpack_object *k = &record->via.map.ptr[i].key;
+        if (k->type == MSGPACK_OBJECT_STR && ut_str_eq_cstr(ut_str_from(k->via.str.ptr, k->via.str.size), "kind")) {
+            field = &record->via.map.ptr[i].val;
+            break;
+        }
+    }
+    if (!field) {
+        report_reject(m, UT_REJECT_MISSING_FIELD, UT_ONE_TAG ": field \"kind\" is missing (or send the tag uitrail.<kind>)");
+        return false;
+    }
+    if (field->type != MSGPACK_OBJECT_STR) {
+        report_reject(m, UT_REJECT_WRONG_TYPE, UT_ONE_TAG ": field \"kind\" must be a string");
+        return false;
+    }
+    if (ut_kind_from_name(ut_str_from(field->via.str.ptr, field->via.str.size), kind) != UT_OK) {
+        report_reject(m, UT_REJECT_UNKNOWN_KIND, UT_ONE_TAG ": field \"kind\" is not one of nav, click, change, "
+                      "alert, dialog, mutation, close");
+        return false;
+    }
+    return true;
+}
+
 /* Validates and delivers one [time, record] entry. */
 static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpack_object *record)
 {
@@ -215,15 +252,19 @@ static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpa
     if (!ut__wire_time_us(time, &time_us)) {
         snprintf(detail, sizeof detail, "uitrail.%s: time must be an EventTime (ext 0 of 8 bytes) "
                  "or seconds since the epoch up to %u, not %s",
-                 m->route == ROUTE_LABEL ? "label" : ut_kind_name(m->kind), UT_WIRE_TIME_MAX_S,
+                 m->route == ROUTE_LABEL ? "label" : m->route == ROUTE_KIND_FIELD ? "<kind>" : ut_kind_name(m->kind),
+                 UT_WIRE_TIME_MAX_S,
                  ut__msgpack_type_name(time));
         report_reject(m, UT_REJECT_BAD_TIME, detail);
         return UT_OK;
     }
     if (m->route == ROUTE_LABEL)
         return deliver_label(m, time_us, record);
+    ut_kind kind = m->kind;
+    if (m->route == ROUTE_KIND_FIELD && !kind_of_record(m, record, &kind))
+        return UT_OK;
     ut_event ev;
-    ut_status st = ut__record_validate(&m->d->validator, m->kind, time_us, record, &ev);
+    ut_status st = ut__record_validate(&m->d->validator, kind, time_us, record, &ev);
     if (st == UT_EINVAL) {
         report_reject(m, m->d->validator.why, m->d->validator.detail);
         return UT_OK;
@@ -233,12 +274,14 @@ static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpa
     return m->sink->on_event ? m->sink->on_event(m->sink->ud, &ev) : UT_OK;
 }
 
-/* Checks `option` (a map, or NULL) and finds its chunk. */
+/* Checks `option` (a map, or NULL), finds its chunk and whether the body
+ * is gzipped. */
 static ut_status read_option(message_ctx *m, const msgpack_object *option,
-                             const msgpack_object **chunk)
+                             const msgpack_object **chunk, bool *gzip)
 {
     ut_fwd_decoder *d = m->d;
     *chunk = NULL;
+    *gzip = false;
     if (!option)
         return UT_OK;
     if (option->type != MSGPACK_OBJECT_MAP)
@@ -256,11 +299,12 @@ static ut_status read_option(message_ctx *m, const msgpack_object *option,
             *chunk = v;
         } else if (ut_str_eq_cstr(key, "compressed")) {
             /* Fluentd marks uncompressed PackedForward as "text". */
-            if (v->type != MSGPACK_OBJECT_STR ||
-                !ut_str_eq_cstr(ut_str_from(v->via.str.ptr, v->via.str.size), "text"))
+            ut_str how = v->type == MSGPACK_OBJECT_STR ? ut_str_from(v->via.str.ptr, v->via.str.size) : UT_STR_NULL;
+            if (ut_str_eq_cstr(how, "gzip"))
+                *gzip = true;
+            else if (!ut_str_eq_cstr(how, "text"))
                 return protocol_error(d, d->message_offset,
-                                      "CompressedPackedForward (option \"compressed\") is not supported: "
-                                      "send PackedForward uncompressed");
+                                      "option \"compressed\" must be \"gzip\" or \"text\"");
         }
     }
     return UT_OK;
@@ -336,6 +380,24 @@ static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
     return UT_OK;
 }
 
+/* A CompressedPackedForward body: inflated (up to
+ * UT_FORWARD_INFLATED_MAX_BYTES), then decoded as a PackedForward body.
+ * The inflated bytes are freed at once: a connection holds them only
+ * while its message is decoded. */
+static ut_status decode_compressed(message_ctx *m, ut_str body)
+{
+    ut_fwd_decoder *d = m->d;
+    char why[160];
+    ut_buf_reset(&d->inflated);
+    ut_status st = ut__wire_gunzip(body, UT_FORWARD_INFLATED_MAX_BYTES, &d->inflated, why, sizeof why);
+    if (st == UT_EPROTO || st == UT_ELIMIT)
+        st = protocol_error(d, d->message_offset, "CompressedPackedForward: %s", why);
+    else if (st == UT_OK)
+        st = decode_packed(m, d->inflated.data, d->inflated.len);
+    ut_buf_free(&d->inflated);
+    return st;
+}
+
 /* Decodes one complete, pre-scanned top-level value. */
 static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const ut_fwd_sink *sink)
 {
@@ -352,26 +414,34 @@ static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const u
     m.route = route_of(d, m.tag, &m.kind);
 
     const msgpack_object *chunk = NULL;
+    bool gzip = false;
     ut_status st;
     const msgpack_object_type second = el[1].type;
     if (second == MSGPACK_OBJECT_ARRAY || second == MSGPACK_OBJECT_STR || second == MSGPACK_OBJECT_BIN) {
         if (n > 3)
             return protocol_error(d, d->message_offset,
                                   "a Forward or PackedForward message has 2 or 3 elements, not %" PRIu32, n);
-        if ((st = read_option(&m, n == 3 ? &el[2] : NULL, &chunk)) != UT_OK)
+        if ((st = read_option(&m, n == 3 ? &el[2] : NULL, &chunk, &gzip)) != UT_OK)
             return st;
-        if (second == MSGPACK_OBJECT_ARRAY)
+        if (second == MSGPACK_OBJECT_ARRAY) {
+            if (gzip)
+                return protocol_error(d, d->message_offset,
+                                      "option \"compressed\": \"gzip\" needs a PackedForward body (bin or str)");
             st = decode_forward(&m, &el[1]);
-        else if (second == MSGPACK_OBJECT_STR)
-            st = decode_packed(&m, el[1].via.str.ptr, el[1].via.str.size);
-        else
-            st = decode_packed(&m, el[1].via.bin.ptr, el[1].via.bin.size);
+        } else {
+            ut_str body = second == MSGPACK_OBJECT_STR ? ut_str_from(el[1].via.str.ptr, el[1].via.str.size)
+                                                       : ut_str_from(el[1].via.bin.ptr, el[1].via.bin.size);
+            st = gzip ? decode_compressed(&m, body) : decode_packed(&m, body.ptr, body.len);
+        }
     } else {
         if (n < 3)
             return protocol_error(d, d->message_offset,
                                   "a Message-mode message is [tag, time, record], but it has 2 elements");
-        if ((st = read_option(&m, n == 4 ? &el[3] : NULL, &chunk)) != UT_OK)
+        if ((st = read_option(&m, n == 4 ? &el[3] : NULL, &chunk, &gzip)) != UT_OK)
             return st;
+        if (gzip)
+            return protocol_error(d, d->message_offset,
+                                  "option \"compressed\": \"gzip\" needs a PackedForward body (bin or str)");
         st = m.route == ROUTE_IGNORED ? UT_OK : deliver(&m, &el[1], &el[2]);
     }
     if (st != UT_OK)

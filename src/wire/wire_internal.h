@@ -90,6 +90,14 @@ void ut__record_validator_free(ut__record_validator *v);
 ut_status ut__record_validate(ut__record_validator *v, ut_kind kind, int64_t time_us,
                               const msgpack_object *record, ut_event *ev);
 
+/* ---- CompressedPackedForward (inflate.c) ---- */
+
+/* Appends the inflated content of `in`, one or more gzip members back to
+ * back, to `out`. Returns UT_OK; UT_EPROTO (corrupt, truncated, empty, or
+ * followed by bytes that are not a gzip member) or UT_ELIMIT (more than
+ * `max_bytes` of output) with a one-line reason in `err`; UT_ENOMEM. */
+ut_status ut__wire_gunzip(ut_str in, size_t max_bytes, ut_buf *out, char *err, size_t errlen);
+
 /* Converts a Forward `time` (EventTime ext 0, or integer/float seconds) to
  * microseconds since the epoch; false when it is neither or out of range. */
 bool ut__wire_time_us(const msgpack_object *time, int64_t *out_us);

@@ -17,10 +17,16 @@ ut_engine *engine_with(const ut_config *cfg)
     return e;
 }
 
+void config_in_order(ut_config *c)
+{
+    ut_config_defaults(c);
+    c->reorder_ms = 0;
+}
+
 ut_engine *engine_default(void)
 {
     ut_config cfg;
-    ut_config_defaults(&cfg);
+    config_in_order(&cfg);
     return engine_with(&cfg);
 }
 

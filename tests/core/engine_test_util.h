@@ -18,6 +18,11 @@
 #define AT(ms) (T0_US + (int64_t)(ms) * 1000)
 
 ut_engine *engine_with(const ut_config *cfg);
+/* The defaults without a reorder window: these tests feed events in
+ * order and read the trace at once (tests/core/test_reorder.c tests the
+ * window). */
+void config_in_order(ut_config *c);
+/* An engine with config_in_order's configuration. */
 ut_engine *engine_default(void);
 
 ut_event ev_nav(const char *tab, int64_t t_us, const char *url, const char *title, ut_nav_how how);

@@ -6,6 +6,7 @@ deterministic, so re-running it changes nothing unless this file changed.
 Inputs that fuzzing found and that were fixed are kept by hand next to
 these seeds, named regress-*, and are never overwritten here.
 """
+import gzip
 import json
 import os
 import struct
@@ -82,6 +83,11 @@ RECORDS = {
 KINDS = ["nav", "click", "change", "alert", "dialog", "mutation", "close", "unload", "app"]
 
 
+def gz(data):
+    """gzip, deterministic (no time stamp in the header)."""
+    return gzip.compress(data, 9, mtime=0)
+
+
 def forward_seeds():
     s = {}
     for kind, rec in RECORDS.items():
@@ -95,7 +101,17 @@ def forward_seeds():
     entry = pack([T, {"tab": "a"}])
     s["packed-str"] = b"\x92" + pack("uitrail.close") + b"\xdb" + struct.pack(">I", len(entry)) + entry
     s["packed-str-cut"] = b"\x92" + pack("uitrail.close") + b"\xdb" + struct.pack(">I", 8) + entry[:8]
-    s["packed-gzip"] = pack(["uitrail.alert", body, {"compressed": "gzip"}])
+    s["packed-gzip"] = pack(["uitrail.alert", gz(body), {"compressed": "gzip", "chunk": "g"}])
+    s["packed-gzip-two-members"] = pack(["uitrail.alert", gz(body[:len(body) // 2 + 1]) + gz(body[len(body) // 2 + 1:]),
+                                         {"compressed": "gzip"}])
+    s["packed-gzip-not-gzip"] = pack(["uitrail.alert", body, {"compressed": "gzip"}])
+    s["packed-gzip-cut"] = pack(["uitrail.alert", gz(body)[:-6], {"compressed": "gzip"}])
+    s["packed-gzip-bomb"] = pack(["uitrail.alert", gz(b"\0" * (9 << 20)), {"compressed": "gzip"}])
+    s["packed-gzip-bad-content"] = pack(["uitrail.alert", gz(b"\xc1\x00\x01"), {"compressed": "gzip"}])
+    s["one-tag-message"] = pack(["uitrail", T, dict(RECORDS["click"], kind="click")])
+    s["one-tag-forward"] = pack(["uitrail", [[T + i, dict(RECORDS[k], kind=k)] for i, k in enumerate(KINDS)],
+                                 {"chunk": "o"}])
+    s["one-tag-no-kind"] = pack(["uitrail", T, RECORDS["alert"]])
     s["packed-garbage"] = pack(["uitrail.alert", b"\xc1\x00\x01"])
     s["foreign-tag"] = pack(["app.log", T, {"msg": "x"}, {"chunk": "z"}])
     s["meta"] = pack(["uitrail.meta", T, {"format": "uitrail-recording", "version": 1}])

@@ -91,12 +91,20 @@ bool itest_start(itest_daemon *d, const char *const *args)
     argv[argc++] = bin;
     argv[argc++] = "--runtime-dir";
     argv[argc++] = d->runtime_dir;
-    bool has_http = false;
-    for (size_t i = 0; args && args[i]; i++)
+    bool has_http = false, has_reorder = false;
+    for (size_t i = 0; args && args[i]; i++) {
         has_http = has_http || strcmp(args[i], "--http") == 0;
+        has_reorder = has_reorder || strcmp(args[i], "--reorder-ms") == 0;
+    }
     if (!has_http) {
         argv[argc++] = "--http";
         argv[argc++] = "127.0.0.1:0";
+    }
+    /* These tests send events in order and read the trace at once; the
+     * reorder window has tests of its own (test_reorder_daemon.c). */
+    if (!has_reorder) {
+        argv[argc++] = "--reorder-ms";
+        argv[argc++] = "0";
     }
     for (size_t i = 0; args && args[i] && argc < 63; i++)
         argv[argc++] = args[i];

@@ -29,7 +29,8 @@ typedef struct itest_daemon {
 } itest_daemon;
 
 /* Starts uitraild with `args` (NULL-terminated, may be NULL) after
- * --runtime-dir and --http 127.0.0.1:0, and waits until it is ready. */
+ * --runtime-dir, --http 127.0.0.1:0 and --reorder-ms 0 (the last two
+ * unless `args` has them), and waits until it is ready. */
 bool itest_start(itest_daemon *d, const char *const *args);
 /* Sends `sig` and returns the exit status (-1 for a crash or a timeout).
  * Removes the private directory. */

@@ -1,5 +1,5 @@
-/* test_wire: the Forward decoder, the record validator, JSON bodies and the
- * packer. Each file holds one cmocka group; this runs them all. */
+/* test_wire: the Forward decoder, the record validator, JSON bodies, the
+ * packer, and CompressedPackedForward with the one tag. Each file holds one cmocka group; this runs them all. */
 #include "wire_test_util.h"
 
 int main(void)
@@ -9,5 +9,6 @@ int main(void)
     failed += wt_run_record_tests();
     failed += wt_run_json_tests();
     failed += wt_run_pack_tests();
+    failed += wt_run_compressed_tests();
     return failed ? 1 : 0;
 }

@@ -53,5 +53,6 @@ int wt_run_forward_tests(void);
 int wt_run_record_tests(void);
 int wt_run_json_tests(void);
 int wt_run_pack_tests(void);
+int wt_run_compressed_tests(void);
 
 #endif

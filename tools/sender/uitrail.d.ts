@@ -22,6 +22,9 @@ export interface StartOptions {
    *  dialogs or alerts from the page, only navigations, unloads and the
    *  host events the app emits (default true). */
   dom?: boolean;
+  /** When true, the ingest URL carries the tab id as ?tab=ID, so that a
+   *  proxy in front of several daemons can hash on it (default false). */
+  tabInUrl?: boolean;
   /** Record each handler's cost with performance.measure()
    *  (uitrail:click, uitrail:click-state, uitrail:change, uitrail:flush,
    *  uitrail:encode). */

@@ -71,7 +71,7 @@ function startTracker(options) {
 
   const transport = createTransport({
     baseUrl: String(options.url || location.origin).replace(/\/+$/, ''), token: options.token,
-    kind: transportKind, measure, tab, seq: saved && saved.tab === tab ? saved.seq : 0, stats, onRecord,
+    kind: transportKind, measure, tabInUrl: options.tabInUrl === true, tab, seq: saved && saved.tab === tab ? saved.seq : 0, stats, onRecord,
   });
 
   let observation = null;

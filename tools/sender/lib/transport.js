@@ -11,12 +11,16 @@ import { randomId, writeSavedTab } from './storage.js';
 
 /**
  * Creates the transport of one tab.
- *  - baseUrl, token, kind ("websocket" | "http"), measure: from the options;
+ *  - baseUrl, token, kind ("websocket" | "http"), measure, tabInUrl: from
+ *    the options (tabInUrl: the ingest URL carries ?tab=ID, so that a proxy
+ *    in front of several daemons can send every event of a tab to the
+ *    daemon that serves its trace; tools/deploy, "A fleet");
  *  - tab, seq: the tab id and the last seq used;
  *  - stats: the counters object the tracker exposes;
  *  - onRecord: (tag, record) once a record is complete, or null.
  */
-export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats, onRecord }) {
+export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, seq, stats, onRecord }) {
+  const ingestUrl = `${baseUrl}/v1/ingest${tabInUrl ? `?tab=${encodeURIComponent(tab)}` : ''}`;
   const encoder = new Encoder({ extensionCodec });
   let batchBuffer = new Uint8Array(4096);
   const queue = [];        // entries not yet in a batch: {tag, ms, record, pending}
@@ -165,7 +169,7 @@ export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats
     if (token) protocols.push(`uitrail.token.${token}`);
     let ws;
     try {
-      ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/ingest`, protocols);
+      ws = new WebSocket(ingestUrl.replace(/^http/, 'ws'), protocols);
     } catch {
       scheduleReconnect();
       return;
@@ -198,7 +202,7 @@ export function createTransport({ baseUrl, token, kind, measure, tab, seq, stats
   const postBatch = (batch, keepalive) => {
     const headers = { 'content-type': 'application/msgpack' };
     if (token) headers.authorization = `Bearer ${token}`;
-    return fetch(`${baseUrl}/v1/ingest`, {
+    return fetch(ingestUrl, {
       method: 'POST', headers, body: batch.bytes,
       keepalive: keepalive && batch.bytes.length <= LIMITS.KEEPALIVE_BODY_MAX_BYTES,
     });
