@@ -4,7 +4,6 @@
  * adds no trace logic: everything after the decoder is the core's. */
 #include "daemon.h"
 
-#include <msgpack.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,11 +68,6 @@ static void sink_ignored(void *ud, ut_str tag)
     }
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
-
 static void sink_ack(void *ud, ut_str chunk)
 {
     ut__ingest_ctx *ctx = ud;
@@ -88,12 +82,7 @@ static void sink_ack(void *ud, ut_str chunk)
     }
     ut_buf *out = &ctx->d->out;
     ut_buf_reset(out);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    msgpack_pack_map(&pk, 1);
-    msgpack_pack_str_with_body(&pk, "ack", 3);
-    msgpack_pack_str_with_body(&pk, chunk.ptr, chunk.len);
-    if (out->oom) {
+    if (ut_wire_pack_ack(chunk, out) != UT_OK) {
         ut__log(UT__LOG_ERROR, "out of memory writing an ack: closing the connection");
         ut__conn_abort(ctx->ack_conn, NULL);
         return;

@@ -553,12 +553,7 @@ void ut__ws_send_ack(ut__conn *c, ut_str chunk)
         ut_buf_append_json_str(b, chunk);
         ut_buf_append_cstr(b, "}");
     } else {
-        /* fixmap of 1, fixstr "ack", then str8/16 of the chunk (the
-         * decoder caps strings at UT_WIRE_STR_MAX_BYTES). */
-        uint8_t head[] = {0x81, 0xa3, 'a', 'c', 'k', 0xda, (uint8_t)(chunk.len >> 8),
-                          (uint8_t)chunk.len};
-        ut_buf_append(b, head, sizeof head);
-        ut_buf_append_str(b, chunk);
+        ut_wire_pack_ack(chunk, b);
         opcode = WSLAY_BINARY_FRAME;
     }
     struct wslay_event_msg msg = {opcode, (const uint8_t *)b->data, b->len};

@@ -526,17 +526,78 @@ static void test_ws_acks_each_chunk_as_json_text(void **state)
     assert_true(client_pump(&cl, got_text, "{\"ack\":\"second\"}", ITEST_TIMEOUT_MS));
     assert_string_equal(cl.texts.data, "{\"ack\":\"first\"}\n{\"ack\":\"second\"}\n");
     /* A chunk id that is not printable ASCII comes back byte for byte, as
-     * msgpack in a binary message. */
+     * msgpack in a binary message (the Forward ack, as on a Unix socket). */
     ut_buf odd = UT_BUF_INIT;
     itest_pack_sync(&odd, "\x01\xff");
     client_queue(&cl, WSLAY_BINARY_FRAME, odd.data, odd.len);
     ut_buf_free(&odd);
-    static const char want[] = "\x81\xa3" "ack" "\xda\x00\x02\x01\xff";
+    static const char want[] = "\x81\xa3" "ack" "\xa2\x01\xff";
     for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; cl.binaries.len < sizeof want - 1 && now_ms() < end;)
         client_pump(&cl, got_eof, NULL, 100);
     assert_int_equal(cl.binaries.len, sizeof want - 1);
     assert_memory_equal(cl.binaries.data, want, sizeof want - 1);
     assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 3);
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+/* A chunk id may be as long as any msgpack string the decoder takes
+ * (UT_WIRE_STR_MAX_BYTES): at that length it still comes back whole, in
+ * JSON when it is printable ASCII and in msgpack when it is not. (The
+ * msgpack ack was once encoded by hand as a str16, whose length field
+ * cannot hold 65 536: it declared an empty string.) */
+static void test_ws_acks_the_longest_chunk_id_whole(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    ws_client cl;
+    client_open(&cl, &d);
+    char *chunk = ut_malloc(UT_WIRE_STR_MAX_BYTES + 1);
+    assert_non_null(chunk);
+    for (size_t i = 0; i < UT_WIRE_STR_MAX_BYTES; i++)
+        chunk[i] = (char)(1 + i % 255); /* no NUL, and mostly not printable */
+    chunk[UT_WIRE_STR_MAX_BYTES] = '\0';
+    ut_buf sync = UT_BUF_INIT;
+    itest_pack_sync(&sync, chunk);
+    client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf_reset(&sync);
+    /* A message has arrived once the decoder can read one object. */
+    msgpack_unpacked msg;
+    msgpack_unpacked_init(&msg);
+    size_t off = 0;
+    for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; now_ms() < end;) {
+        off = 0;
+        if (cl.binaries.len &&
+            msgpack_unpack_next(&msg, cl.binaries.data, cl.binaries.len, &off) == MSGPACK_UNPACK_SUCCESS)
+            break;
+        client_pump(&cl, got_eof, NULL, 100);
+    }
+    assert_int_equal(off, cl.binaries.len);
+    const msgpack_object *o = &msg.data;
+    assert_int_equal(o->type, MSGPACK_OBJECT_MAP);
+    assert_int_equal(o->via.map.size, 1);
+    const msgpack_object_kv *kv = &o->via.map.ptr[0];
+    assert_int_equal(kv->key.type, MSGPACK_OBJECT_STR);
+    assert_int_equal(kv->key.via.str.size, 3);
+    assert_memory_equal(kv->key.via.str.ptr, "ack", 3);
+    assert_int_equal(kv->val.type, MSGPACK_OBJECT_STR);
+    assert_int_equal(kv->val.via.str.size, UT_WIRE_STR_MAX_BYTES);
+    assert_memory_equal(kv->val.via.str.ptr, chunk, UT_WIRE_STR_MAX_BYTES);
+    msgpack_unpacked_destroy(&msg);
+
+    /* The same length in printable ASCII: one JSON text message. */
+    memset(chunk, 'c', UT_WIRE_STR_MAX_BYTES);
+    itest_pack_sync(&sync, chunk);
+    client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf want = UT_BUF_INIT;
+    ut_buf_printf(&want, "{\"ack\":\"%s\"}\n", chunk);
+    assert_true(client_pump(&cl, got_text, want.data, ITEST_TIMEOUT_MS));
+    assert_string_equal(cl.texts.data, want.data);
+    assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 2);
+    ut_buf_free(&want);
+    ut_buf_free(&sync);
+    ut_free(chunk);
     client_free(&cl);
     stop_clean(&d);
 }
@@ -783,6 +844,7 @@ int main(void)
         cmocka_unit_test(test_ws_ingest_token),
         cmocka_unit_test(test_ws_session_gives_replay_trace),
         cmocka_unit_test(test_ws_acks_each_chunk_as_json_text),
+        cmocka_unit_test(test_ws_acks_the_longest_chunk_id_whole),
         cmocka_unit_test(test_ws_ping_pong_and_close_handshake),
         cmocka_unit_test(test_ws_bad_messages_close_only_that_connection),
         cmocka_unit_test(test_ws_oversize_message_closes_1009),
