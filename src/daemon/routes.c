@@ -484,17 +484,11 @@ void ut__routes_stable_answer(ut__conn *c)
         ut__http_error(c, 500, ut_status_str(st), false);
         return;
     }
-    const ut_stab_status *s = &info.page;
-    bool stable = s->state == UT_PAGE_STABLE;
     ut_buf *body = &d->body;
     ut_buf_reset(body);
-    ut_buf_printf(body,
-                  "{\"stable\":%s,\"state\":\"%s\",\"marks\":%llu,\"since\":%lld,"
-                  "\"intensity\":%.4f,\"busy\":%u}\n",
-                  stable ? "true" : "false", stable ? "stable" : "changing",
-                  (unsigned long long)s->marks, (long long)(s->since_us / 1000), s->intensity,
-                  s->busy);
-    respond_json_buf(c, UT_OK, 200);
+    st = ut_page_state_json(&info.page, body);
+    ut_buf_append_cstr(body, "\n");
+    respond_json_buf(c, st, 200);
 }
 
 static void serve_stable(ut__conn *c)
