@@ -28,8 +28,6 @@
 #define SENDER_DIR "tools/sender"
 #define SENDER_MSGPACK_PREFIX "node_modules/@msgpack/msgpack/dist.esm/"
 #define SENDER_LIB_PREFIX "lib/"
-/* How far above the executable the source tree may be: build/src/daemon. */
-#define EXE_LEVELS_UP_MAX 4
 
 static const struct {
     const char *ext;
@@ -54,37 +52,6 @@ static const char *content_type_of(const char *name)
             return content_types[i].type;
     }
     return "application/octet-stream";
-}
-
-ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(err, errlen, "--demo: cannot find the executable (%s): give --demo-root DIR",
-                 strerror(errno));
-        return UT_EINVAL;
-    }
-    exe[n] = '\0';
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", exe);
-    for (int up = 0; up <= EXE_LEVELS_UP_MAX; up++) {
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-        char probe[PATH_MAX + 64];
-        snprintf(probe, sizeof probe, "%s/" DEMO_DIR "/index.html", dir[0] ? dir : "/");
-        if (access(probe, R_OK) == 0) {
-            if (!realpath(dir[0] ? dir : "/", out) || strlen(out) >= len)
-                break;
-            return UT_OK;
-        }
-    }
-    snprintf(err, errlen,
-             "--demo: no %s/index.html above %s: give the source tree with --demo-root DIR", DEMO_DIR,
-             exe);
-    return UT_EINVAL;
 }
 
 /* Whether every '/'-separated component of `s` is a plain name: not
@@ -186,52 +153,42 @@ static int open_beneath(int dir_fd, char *rel)
     return fd;
 }
 
-/* Reads the whole file `fd` (closed here) into `out`. */
-static int read_whole(int fd, ut_buf *out, const char **why)
+/* Reads the whole file `fd` (closed here) into `out`. Returns NULL, or
+ * why it could not. */
+static const char *read_whole(int fd, ut_buf *out)
 {
+    static const char too_large[] = "the file exceeds the limit of files served under --demo";
     struct stat st;
-    int status = 200;
-    if (fstat(fd, &st) != 0) {
-        *why = "cannot read the file";
-        status = 500;
-    } else if ((uint64_t)st.st_size > UT_STATIC_FILE_MAX_BYTES) {
-        *why = "the file exceeds the limit of files served under --demo";
-        status = 500;
-    } else if (ut_buf_reserve(out, (size_t)st.st_size + 1) != UT_OK) {
-        *why = "out of memory";
-        status = 500;
-    }
-    while (status == 200) {
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = "cannot read the file";
+    else if ((uint64_t)st.st_size > UT_STATIC_FILE_MAX_BYTES)
+        why = too_large;
+    else if (ut_buf_reserve(out, (size_t)st.st_size + 1) != UT_OK)
+        why = "out of memory";
+    while (!why) {
         ssize_t n = read(fd, out->data + out->len, out->cap - out->len - 1);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            *why = "cannot read the file";
-            status = 500;
-        }
+        if (n < 0)
+            why = "cannot read the file";
         if (n <= 0)
             break;
         out->len += (size_t)n;
         out->data[out->len] = '\0';
-        if (out->len > UT_STATIC_FILE_MAX_BYTES) {
-            *why = "the file exceeds the limit of files served under --demo";
-            status = 500;
-        } else if (out->cap - out->len <= 1 && ut_buf_reserve(out, 4096) != UT_OK) {
-            *why = "out of memory";
-            status = 500;
-        }
+        if (out->len > UT_STATIC_FILE_MAX_BYTES)
+            why = too_large;
+        else if (out->cap - out->len <= 1 && ut_buf_reserve(out, 4096) != UT_OK)
+            why = "out of memory";
     }
     close(fd);
-    return status;
+    return why;
 }
 
 void ut__static_serve(ut__conn *c)
 {
     ut__daemon *d = c->d;
-    struct http_parser_url u;
-    http_parser_url_init(&u);
-    http_parser_parse_url(c->req.url.data, c->req.url.len, 0, &u);
-    ut_str path = {c->req.url.data + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len};
+    ut_str path = ut__http_path(c);
     const char *dir;
     char rel[UT_STATIC_PATH_MAX_BYTES + 1];
     if (!map_path(path, &dir, rel, sizeof rel)) {
@@ -255,11 +212,10 @@ void ut__static_serve(ut__conn *c)
     }
     ut_buf *body = &d->body;
     ut_buf_reset(body);
-    const char *why = NULL;
-    int status = read_whole(fd, body, &why);
-    if (status != 200) {
+    const char *why = read_whole(fd, body);
+    if (why) {
         ut__log(UT__LOG_ERROR, "demo file %s/%s: %s", base, rel, why);
-        ut__http_error(c, status, why, false);
+        ut__http_error(c, 500, why, false);
         return;
     }
     ut__http_respond(c, 200, type, NULL, body->data, body->len, false);
@@ -271,16 +227,12 @@ void ut__static_demo_config(ut__conn *c)
     ut_buf *body = &d->body;
     ut_buf_reset(body);
     ut_buf_append_cstr(body, "{\"transport\":\"websocket\",\"ingestToken\":");
-    if (d->ingest_token_len > 0)
-        ut_buf_append_json_str(body, ut_str_from(d->ingest_token, d->ingest_token_len));
+    if (ut__auth_ingest_token_required(&d->auth))
+        ut_buf_append_json_str(body, ut__auth_ingest_token(&d->auth));
     else
         ut_buf_append_cstr(body, "null");
     ut_buf_append_cstr(body, ",\"demoToken\":");
-    ut_buf_append_json_str(body, ut_str_from(d->demo_token, d->demo_token_len));
+    ut_buf_append_json_str(body, ut__auth_demo_token(&d->auth));
     ut_buf_append_cstr(body, "}\n");
-    if (body->oom) {
-        ut__http_error(c, 500, "out of memory", false);
-        return;
-    }
-    ut__http_respond(c, 200, "application/json", NULL, body->data, body->len, false);
+    ut__http_respond_json(c, UT_OK, 200);
 }
