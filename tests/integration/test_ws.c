@@ -267,10 +267,9 @@ static bool got_close(const ws_client *cl, const void *arg)
     return cl->close_code != 0;
 }
 
-static bool got_eof(const ws_client *cl, const void *arg)
+static bool got_binaries(const ws_client *cl, const void *arg)
 {
-    (void)arg;
-    return cl->eof;
+    return cl->binaries.len >= *(const size_t *)arg;
 }
 
 static bool got_pong(const ws_client *cl, const void *arg)
@@ -489,16 +488,9 @@ static void test_ws_session_gives_replay_trace(void **state)
     assert_non_null(stable);
     ut_free(stable);
     /* The live daemon settles on its own clock: the trace must become
-     * replay's within a few timer turns. */
-    char *got = NULL;
-    for (int tries = 0; tries < 100; tries++) {
-        ut_free(got);
-        got = itest_get(&d, "/v1/tabs/" SESSION_TAB "/trace", 200);
-        assert_non_null(got);
-        if (strcmp(got, expected) == 0)
-            break;
-        usleep(50000);
-    }
+     * replay's, which the event stream says when it does. */
+    char *got = itest_wait_trace(&d, SESSION_TAB, expected, ITEST_SETTLE_MS);
+    assert_non_null(got);
     assert_string_equal(got, expected);
     ut_free(got);
     client_free(&cl);
@@ -532,8 +524,8 @@ static void test_ws_acks_each_chunk_as_json_text(void **state)
     client_queue(&cl, WSLAY_BINARY_FRAME, odd.data, odd.len);
     ut_buf_free(&odd);
     static const char want[] = "\x81\xa3" "ack" "\xa2\x01\xff";
-    for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; cl.binaries.len < sizeof want - 1 && now_ms() < end;)
-        client_pump(&cl, got_eof, NULL, 100);
+    size_t want_len = sizeof want - 1;
+    assert_true(client_pump(&cl, got_binaries, &want_len, ITEST_TIMEOUT_MS));
     assert_int_equal(cl.binaries.len, sizeof want - 1);
     assert_memory_equal(cl.binaries.data, want, sizeof want - 1);
     assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 3);
@@ -562,29 +554,15 @@ static void test_ws_acks_the_longest_chunk_id_whole(void **state)
     itest_pack_sync(&sync, chunk);
     client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
     ut_buf_reset(&sync);
-    /* A message has arrived once the decoder can read one object. */
-    msgpack_unpacked msg;
-    msgpack_unpacked_init(&msg);
-    size_t off = 0;
-    for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; now_ms() < end;) {
-        off = 0;
-        if (cl.binaries.len &&
-            msgpack_unpack_next(&msg, cl.binaries.data, cl.binaries.len, &off) == MSGPACK_UNPACK_SUCCESS)
-            break;
-        client_pump(&cl, got_eof, NULL, 100);
-    }
-    assert_int_equal(off, cl.binaries.len);
-    const msgpack_object *o = &msg.data;
-    assert_int_equal(o->type, MSGPACK_OBJECT_MAP);
-    assert_int_equal(o->via.map.size, 1);
-    const msgpack_object_kv *kv = &o->via.map.ptr[0];
-    assert_int_equal(kv->key.type, MSGPACK_OBJECT_STR);
-    assert_int_equal(kv->key.via.str.size, 3);
-    assert_memory_equal(kv->key.via.str.ptr, "ack", 3);
-    assert_int_equal(kv->val.type, MSGPACK_OBJECT_STR);
-    assert_int_equal(kv->val.via.str.size, UT_WIRE_STR_MAX_BYTES);
-    assert_memory_equal(kv->val.via.str.ptr, chunk, UT_WIRE_STR_MAX_BYTES);
-    msgpack_unpacked_destroy(&msg);
+    /* {"ack": chunk} with the chunk as a str32: 0xdb and its length in
+     * four bytes, big-endian. */
+    ut_buf want_ack = UT_BUF_INIT;
+    ut_buf_append(&want_ack, "\x81\xa3" "ack" "\xdb\x00\x01\x00\x00", 10);
+    ut_buf_append(&want_ack, chunk, UT_WIRE_STR_MAX_BYTES);
+    assert_true(client_pump(&cl, got_binaries, &want_ack.len, ITEST_TIMEOUT_MS));
+    assert_int_equal(cl.binaries.len, want_ack.len);
+    assert_memory_equal(cl.binaries.data, want_ack.data, want_ack.len);
+    ut_buf_free(&want_ack);
 
     /* The same length in printable ASCII: one JSON text message. */
     memset(chunk, 'c', UT_WIRE_STR_MAX_BYTES);
