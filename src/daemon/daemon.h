@@ -1,24 +1,24 @@
 /* uitraild: the daemon, the context every room of src/daemon works in.
  *
  * Each room has its own header, which says what it owns and which rooms it
- * stands on; the arrows point one way, down this list (a room calls only
- * rooms below it; a room below hears from one above only through a
- * function it was handed: an ops table, the http app, a task, a cancel):
+ * stands on. The arrows point one way, down this list: a room calls only
+ * rooms on lower lines, and hears from one above only through a function
+ * it was handed (an ops table, the http app, a deferred task, a cancel,
+ * the engine's observer). Rooms on one line do not call each other.
  *
- *   main.c        the process: command line, signals, reload, readiness
- *   daemon.c      this struct's lifecycle; the wall clock
- *   listen.h      runtime directory and listeners
- *   routes.h      the route table: the HTTP endpoints
- *   ws.h          WebSocket ingest: handshake, then the connection
- *   ingest.h      Forward ingest: the sink, the Forward stream, POST bodies
- *   notify.h      the engine's observer fan-out and the engine timer
- *   sse.h         event streams          waiters.h   stable waits
- *   static.h      --demo's files
- *   http.h        HTTP/1.1: requests, responses, deferral, hand-over
- *   recorder.h    --record: recordings
- *   conn.h        a connection's common part, its ops table, its lifecycle
- *   auth.h        tokens, peer uid, origin and Host     defer.h  next-turn work
- *   metrics.h     counters       config.h  settings       log.h  log lines
+ *   main.c                 the process: command line, signals, reload
+ *   daemon.c               this struct's lifecycle (and the wall clock, a leaf)
+ *   listen.h               runtime directory and listeners
+ *   routes.h               the route table: the HTTP endpoints
+ *   ws.h                   WebSocket ingest: the handshake, then the connection
+ *   ingest.h               Forward ingest: the sink, the Forward stream, POST bodies
+ *   notify.h               the engine observer's fan-out, the engine timer
+ *   sse.h  waiters.h  static.h   event streams, stable waits, --demo's files
+ *   http.h                 HTTP/1.1: requests, responses, deferral, hand-over
+ *   conn.h  recorder.h     a connection's common part and ops; recordings
+ *   auth.h                 tokens, peer uid, Origin and Host
+ *   config.h  metrics.h  defer.h   settings, counters, next-turn work
+ *   log.h                  log lines and sanitized samples
  *
  * Every .c of the daemon reads this struct for the context it shares
  * (loop, settings, engine, metrics, the response buffers) and touches no

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +24,10 @@
 #include <unistd.h>
 
 #include "wire_internal.h"
+
+/* How often a wait on a condition the daemon sends no event for looks
+ * again. */
+#define ITEST_POLL_MS 10
 
 static int64_t now_ms(void)
 {
@@ -177,24 +180,29 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 bool itest_wait_exit(pid_t pid, int *status, int timeout_ms)
 {
-    /* A pidfd becomes readable when the process exits. */
-    int pfd = pidfd_open(pid, 0);
-    if (pfd < 0)
-        return waitpid(pid, status, WNOHANG) == pid;
-    struct pollfd p = {pfd, POLLIN, 0};
-    int rc;
+    /* SIGCHLD blocked, so that an exit between the check and the wait
+     * stays pending and ends the wait at once. A SIGCHLD of another child
+     * only makes the loop look again. */
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
     int64_t deadline = now_ms() + timeout_ms;
-    do
-        rc = poll(&p, 1, (int)(deadline - now_ms() > 0 ? deadline - now_ms() : 0));
-    while (rc < 0 && errno == EINTR);
-    close(pfd);
-    if (rc == 0)
-        return false;
-    pid_t got;
-    do
-        got = waitpid(pid, status, 0);
-    while (got < 0 && errno == EINTR);
-    return got == pid;
+    bool exited = false;
+    for (;;) {
+        pid_t got = waitpid(pid, status, WNOHANG);
+        if (got == pid) {
+            exited = true;
+            break;
+        }
+        int64_t left = deadline - now_ms();
+        if ((got < 0 && errno != EINTR) || left <= 0)
+            break;
+        struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return exited;
 }
 
 int itest_stop(itest_daemon *d, int sig)
@@ -227,9 +235,6 @@ char *itest_log(const itest_daemon *d)
 {
     return itest_read_file(d->log_path, NULL);
 }
-
-/* How often itest_wait_until looks again. */
-#define ITEST_POLL_MS 10
 
 bool itest_wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms)
 {
