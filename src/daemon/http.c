@@ -126,6 +126,9 @@ bool ut__http_list_next(ut_str *list, char sep, bool trim, ut_str *item)
 }
 
 static void set_error_v(ut__http_req *r, int status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void set_error_v(ut__http_req *r, int status, const char *fmt, va_list ap)
 {
     r->status = status;
     vsnprintf(r->error, sizeof r->error, fmt, ap);
