@@ -112,6 +112,17 @@ typedef struct ut_tab_info {
     ut_stab_status page;
 } ut_tab_info;
 
+/* Appends a tab's page state as one JSON object, the same in the JSON
+ * trace (its "page") and in GET /v1/tabs/{tab}/stable:
+ *   {"stable":true,"state":"stable","marks":4,"since":1715693526000,"intensity":0.004,"busy":0}
+ * "stable" is what a caller waits for: false only while the page is
+ * changing. "state" is "stable", "changing", or "unknown" for a tab that
+ * never sent a mutation record (then "stable" is true: nothing is known to
+ * be changing). "since" is the time of the last mark in whole ms since the
+ * epoch (rounded down), null before the first; "intensity" has three
+ * decimals, like a mark's. UT_ENOMEM when `out` cannot grow. */
+ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out);
+
 /* Information about one tab (pointers live until the next apply/advance). */
 ut_status ut_engine_tab_info(const ut_engine *e, ut_str tab, ut_tab_info *out);
 /* Calls `visit` for each tab, most recently active first, until it returns

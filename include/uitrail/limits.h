@@ -177,7 +177,7 @@
 #define UT_ORIGIN_MAX_BYTES 256               /* one --allow-origin value */
 #define UT_STATIC_FILE_MAX_BYTES (4u << 20)   /* one file served under /demo/ or /sender/ */
 #define UT_STATIC_PATH_MAX_BYTES 1024         /* the decoded path of such a request */
-/* Recording in the daemon (src/daemon/record.c; --record). */
+/* Recording in the daemon (src/daemon/recorder.c; --record). */
 #define UT_REC_OPEN_FILES_DEFAULT 1024        /* recording files open at once (--record-max-files) */
 #define UT_REC_OPEN_FILES_MAX 65536           /* the highest --record-max-files accepted */
 #define UT_REC_NAME_SUFFIX_MAX 999            /* name taken: <time>.1-<tab> ... <time>.999-<tab> are tried */

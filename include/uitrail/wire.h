@@ -89,4 +89,10 @@ ut_status ut_wire_json_to_msgpack(ut_str json, ut_buf *out, char *err, size_t er
  * `out`; `with_rt` adds the record field `rt` (protocol §5). */
 ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out);
 
+/* Appends the Forward ack {"ack": chunk} (protocol §1, option.chunk) to
+ * `out`, the chunk as a msgpack str in the shortest form for its length
+ * (str32 beyond 65 535 bytes: a chunk may be UT_WIRE_STR_MAX_BYTES long).
+ * On UT_ENOMEM nothing is appended and `out->oom` is set. */
+ut_status ut_wire_pack_ack(ut_str chunk, ut_buf *out);
+
 #endif

@@ -819,15 +819,17 @@ static void json_entry(ut_buf *out, const ut__entry *en)
     ut_buf_append(out, "}", 1);
 }
 
-static void json_page(ut_buf *out, const ut_stab_status *st)
+ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
 {
-    ut_buf_printf(out, "{\"state\":\"%s\",\"since\":", page_state_name(st));
+    ut_buf_printf(out, "{\"stable\":%s,\"state\":\"%s\",\"marks\":%" PRIu64 ",\"since\":",
+                  st->state == UT_PAGE_STABLE ? "true" : "false", page_state_name(st), st->marks);
     if (st->since_us)
         ut_buf_printf(out, "%" PRId64, floor_div(st->since_us, US_PER_MS));
     else
         ut_buf_append_cstr(out, "null");
-    ut_buf_printf(out, ",\"marks\":%" PRIu64 ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}", st->marks,
+    ut_buf_printf(out, ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}",
                   isfinite(st->intensity) ? st->intensity : 0.0, st->busy);
+    return out->oom ? UT_ENOMEM : UT_OK;
 }
 
 static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
@@ -850,7 +852,7 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     ut__tab_page_status(t, &page);
     size_t page_start = out->len;
     ut_buf_append_cstr(out, "],\"page\":");
-    json_page(out, &page);
+    ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
     uint64_t used = out->oom ? 0
                              : ut__tokens_estimate(out->data + start, fixed_len) +
@@ -872,7 +874,7 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
         }
     }
     ut_buf_append_cstr(out, "],\"page\":");
-    json_page(out, &page);
+    ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
 }
 

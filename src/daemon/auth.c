@@ -1,15 +1,19 @@
-/* Who may talk to uitraild. Over TCP a request carries the bearer token the
- * daemon wrote into its runtime directory (so only a user who can read that
- * 0600 file can read traces); over a Unix socket the kernel tells us the
- * peer's uid (SO_PEERCRED), which must be ours or one of --allow-uid. */
-#include "daemon.h"
+/* Who may talk to uitraild (see auth.h). Over TCP a request carries the
+ * bearer token the daemon wrote into its runtime directory (so only a user
+ * who can read that 0600 file can read traces); over a Unix socket the
+ * kernel tells us the peer's uid (SO_PEERCRED), which must be ours or one
+ * of --allow-uid. */
+#include "auth.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "uitrail/daemon.h"
@@ -96,15 +100,15 @@ static bool token_is_subprotocol_safe(const char *token)
 
 /* Loads the ingest token (--ingest-token-file) and, with --demo, makes the
  * demo token. */
-static ut_status load_ingest_and_demo_tokens(ut__daemon *d, char *err, size_t errlen)
+static ut_status load_ingest_and_demo_tokens(ut__auth *a, char *err, size_t errlen)
 {
-    const char *path = d->settings.ingest_token_file;
+    const char *path = a->settings->ingest_token_file;
     if (path) {
-        ut_status st = read_token_file(path, "ingest-token-file", d->ingest_token,
-                                       &d->ingest_token_len, err, errlen);
+        ut_status st = read_token_file(path, "ingest-token-file", a->ingest_token,
+                                       &a->ingest_token_len, err, errlen);
         if (st != UT_OK)
             return st;
-        if (!token_is_subprotocol_safe(d->ingest_token)) {
+        if (!token_is_subprotocol_safe(a->ingest_token)) {
             snprintf(err, errlen,
                      "--ingest-token-file %s: the token travels in Sec-WebSocket-Protocol, so it "
                      "may hold only letters, digits and !#$%%&'*+-.^_`|~",
@@ -112,64 +116,74 @@ static ut_status load_ingest_and_demo_tokens(ut__daemon *d, char *err, size_t er
             return UT_EINVAL;
         }
     }
-    if (d->settings.demo)
-        return generate_token(d->demo_token, &d->demo_token_len, err, errlen);
+    if (a->settings->demo)
+        return generate_token(a->demo_token, &a->demo_token_len, err, errlen);
     return UT_OK;
 }
 
-ut_status ut__auth_init(ut__daemon *d, char *err, size_t errlen)
+/* Writes the token to a new file and renames it over the old one, so that
+ * a reader never sees half a token, and the mode is 0600 from the first
+ * byte. */
+static ut_status write_token_file(const ut__auth *a, char *err, size_t errlen)
 {
-    ut_status st = d->settings.token_file
-                       ? read_token_file(d->settings.token_file, "token-file", d->token,
-                                         &d->token_len, err, errlen)
-                       : generate_token(d->token, &d->token_len, err, errlen);
-    if (st == UT_OK)
-        st = load_ingest_and_demo_tokens(d, err, errlen);
-    if (st != UT_OK)
-        return st;
-
-    size_t plen = strlen(d->settings.runtime_dir) + sizeof "/" UT_TOKEN_FILE_NAME;
-    d->token_path = ut_malloc(plen);
-    if (!d->token_path) {
-        snprintf(err, errlen, "out of memory");
-        return UT_ENOMEM;
-    }
-    snprintf(d->token_path, plen, "%s/%s", d->settings.runtime_dir, UT_TOKEN_FILE_NAME);
-
-    /* Write a new file and rename it over the old one, so that a reader
-     * never sees half a token, and the mode is 0600 from the first byte. */
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld", d->token_path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld", a->token_path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "cannot write the token to %s: %s", tmp, strerror(errno));
         return UT_EIO;
     }
     char line[UT_TOKEN_MAX_BYTES + 2];
-    int n = snprintf(line, sizeof line, "%s\n", d->token);
+    int n = snprintf(line, sizeof line, "%s\n", a->token);
     bool ok = write(fd, line, (size_t)n) == n;
     int saved = errno;
     ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, d->token_path) != 0) {
+    OPENSSL_cleanse(line, sizeof line);
+    if (!ok || rename(tmp, a->token_path) != 0) {
         saved = ok ? errno : saved;
         unlink(tmp);
-        snprintf(err, errlen, "cannot write the token to %s: %s", d->token_path, strerror(saved));
+        snprintf(err, errlen, "cannot write the token to %s: %s", a->token_path, strerror(saved));
         return UT_EIO;
     }
     return UT_OK;
 }
 
-void ut__auth_cleanup(ut__daemon *d)
+ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t errlen)
 {
-    if (d->token_path) {
-        unlink(d->token_path);
-        ut_free(d->token_path);
-        d->token_path = NULL;
+    *a = (ut__auth){.settings = s, .uid = getuid()};
+    ut_status st = s->token_file ? read_token_file(s->token_file, "token-file", a->token,
+                                                   &a->token_len, err, errlen)
+                                 : generate_token(a->token, &a->token_len, err, errlen);
+    if (st == UT_OK)
+        st = load_ingest_and_demo_tokens(a, err, errlen);
+    if (st != UT_OK)
+        return st;
+    size_t plen = strlen(s->runtime_dir) + sizeof "/" UT_TOKEN_FILE_NAME;
+    a->token_path = ut_malloc(plen);
+    if (!a->token_path) {
+        snprintf(err, errlen, "out of memory");
+        return UT_ENOMEM;
+    }
+    snprintf(a->token_path, plen, "%s/%s", s->runtime_dir, UT_TOKEN_FILE_NAME);
+    return write_token_file(a, err, errlen);
+}
+
+void ut__auth_cleanup(ut__auth *a)
+{
+    if (a->token_path) {
+        unlink(a->token_path);
+        ut_free(a->token_path);
+        a->token_path = NULL;
     }
     /* The tokens must not outlive the daemon in memory either. */
-    OPENSSL_cleanse(d->token, sizeof d->token);
-    OPENSSL_cleanse(d->ingest_token, sizeof d->ingest_token);
-    OPENSSL_cleanse(d->demo_token, sizeof d->demo_token);
+    OPENSSL_cleanse(a->token, sizeof a->token);
+    OPENSSL_cleanse(a->ingest_token, sizeof a->ingest_token);
+    OPENSSL_cleanse(a->demo_token, sizeof a->demo_token);
+}
+
+const char *ut__auth_token_path(const ut__auth *a)
+{
+    return a->token_path ? a->token_path : "the runtime directory";
 }
 
 /* Compares a token in constant time; its length is not secret. */
@@ -179,17 +193,32 @@ static bool token_equal(ut_str given, const char *token, size_t token_len)
            CRYPTO_memcmp(given.ptr, token, token_len) == 0;
 }
 
-bool ut__auth_ingest_token_ok(const ut__daemon *d, ut_str given)
+bool ut__auth_ingest_token_ok(const ut__auth *a, ut_str given)
 {
-    return token_equal(given, d->ingest_token, d->ingest_token_len);
+    return token_equal(given, a->ingest_token, a->ingest_token_len);
 }
 
-bool ut__auth_demo_token_ok(const ut__daemon *d, ut_str given)
+bool ut__auth_ingest_token_required(const ut__auth *a)
 {
-    return d->settings.demo && token_equal(given, d->demo_token, d->demo_token_len);
+    return a->ingest_token_len > 0;
 }
 
-bool ut__auth_bearer_ok(const ut__daemon *d, ut_str authorization)
+bool ut__auth_demo_token_ok(const ut__auth *a, ut_str given)
+{
+    return a->settings->demo && token_equal(given, a->demo_token, a->demo_token_len);
+}
+
+ut_str ut__auth_ingest_token(const ut__auth *a)
+{
+    return ut_str_from(a->ingest_token, a->ingest_token_len);
+}
+
+ut_str ut__auth_demo_token(const ut__auth *a)
+{
+    return ut_str_from(a->demo_token, a->demo_token_len);
+}
+
+bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
 {
     static const char scheme[] = "Bearer ";
     size_t slen = sizeof scheme - 1;
@@ -200,23 +229,21 @@ bool ut__auth_bearer_ok(const ut__daemon *d, ut_str authorization)
         given.len--;
     /* The length is not secret (a generated token is always 64 bytes);
      * the bytes are compared in constant time. */
-    if (given.len != d->token_len)
-        return false;
-    return CRYPTO_memcmp(given.ptr, d->token, d->token_len) == 0;
+    return token_equal(given, a->token, a->token_len);
 }
 
-bool ut__auth_uid_allowed(const ut__daemon *d, uid_t uid)
+bool ut__auth_uid_allowed(const ut__auth *a, uid_t uid)
 {
-    if (uid == d->uid)
+    if (uid == a->uid)
         return true;
-    for (size_t i = 0; i < d->settings.n_allow_uids; i++) {
-        if (d->settings.allow_uids[i] == uid)
+    for (size_t i = 0; i < a->settings->n_allow_uids; i++) {
+        if (a->settings->allow_uids[i] == uid)
             return true;
     }
     return false;
 }
 
-bool ut__auth_peer_ok(const ut__daemon *d, uv_stream_t *stream, uid_t *uid)
+bool ut__auth_peer_ok(const ut__auth *a, uv_stream_t *stream, uid_t *uid)
 {
     uv_os_fd_t fd;
     struct ucred cred;
@@ -227,5 +254,53 @@ bool ut__auth_peer_ok(const ut__daemon *d, uv_stream_t *stream, uid_t *uid)
         return false;
     }
     *uid = cred.uid;
-    return ut__auth_uid_allowed(d, cred.uid);
+    return ut__auth_uid_allowed(a, cred.uid);
+}
+
+/* ---- origins and hosts ---- */
+
+void ut__auth_add_own_address(ut__auth *a, const char *hostport)
+{
+    assert(a->n_own < UT__OWN_ADDRS_MAX);
+    snprintf(a->own[a->n_own++], UT__ADDR_TEXT_BYTES, "%s", hostport);
+}
+
+/* Whether `s` equals `a` followed by `b`, ignoring ASCII case. */
+static bool eq_concat(ut_str s, const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    return s.len == na + nb && strncasecmp(s.ptr, a, na) == 0 &&
+           strncasecmp(s.ptr + na, b, nb) == 0;
+}
+
+/* Whether `hostport`, after `scheme` ("http://" for an origin, "" for a
+ * Host header), names an own address, or localhost with its port. */
+static bool names_own_address(const ut__auth *a, ut_str hostport, const char *scheme)
+{
+    size_t n = strlen(scheme);
+    if (hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
+        return false;
+    ut_str rest = {hostport.ptr + n, hostport.len - n};
+    for (size_t i = 0; i < a->n_own; i++) {
+        const char *colon = strrchr(a->own[i], ':');
+        if (eq_concat(rest, a->own[i], "") || eq_concat(rest, "localhost:", colon ? colon + 1 : ""))
+            return true;
+    }
+    return false;
+}
+
+bool ut__auth_origin_allowed(const ut__auth *a, ut_str origin)
+{
+    if (names_own_address(a, origin, "http://"))
+        return true;
+    for (size_t i = 0; i < a->settings->n_allow_origins; i++) {
+        if (eq_concat(origin, a->settings->allow_origins[i], ""))
+            return true;
+    }
+    return false;
+}
+
+bool ut__auth_host_is_own(const ut__auth *a, ut_str host)
+{
+    return names_own_address(a, host, "");
 }

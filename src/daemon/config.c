@@ -2,9 +2,10 @@
  * and from the --config file (inih, `name = value` with the long options'
  * names), so that both always accept the same names. SIGHUP reloads the
  * file through the same table and applies what can change live. */
-#include "daemon.h"
+#include "config.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <ini.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "uitrail/daemon.h"
 
@@ -33,6 +35,7 @@ typedef enum opt_kind {
     OPT_FSYNC,
     OPT_HELP,
     OPT_VERSION,
+    OPT__COUNT,
 } opt_kind;
 
 typedef struct opt_desc {
@@ -114,7 +117,8 @@ static const opt_desc options[] = {
     {"demo", OPT_BOOL, S(demo), 0, 0, false, NULL,
      "serve the demo app under /demo/ and a read-only demo token (for development only)"},
     {"demo-root", OPT_STRING, S(demo_root), 0, 0, false, "DIR",
-     "the source tree holding fixtures/demo and tools/sender (default: found from the executable)"},
+     "the source tree holding fixtures/demo and tools/sender, or the installed share/uitrail "
+     "holding demo and sender (default: found from the executable)"},
     {"help", OPT_HELP, 0, 0, 0, false, NULL, "print this help and exit"},
     {"version", OPT_VERSION, 0, 0, 0, false, NULL, "print the version and exit"},
 };
@@ -271,134 +275,209 @@ static bool origin_valid(const char *value)
     return true;
 }
 
-/* Sets option `o` from its text `value`. `fresh_list` empties a repeatable
- * option's list first (the command line replaces the file's list). */
+/* ---- one setter per kind of option ---- */
+
+/* Each sets option `o` of `s` from its text `value`, or returns UT_EINVAL
+ * (UT_ELIMIT, UT_ENOMEM) with a one-line reason in `err`. `fresh_list`
+ * empties a repeatable option's list first (the command line replaces the
+ * file's list). */
+typedef ut_status (*opt_setter)(ut__settings *s, const opt_desc *o, const char *value,
+                                bool fresh_list, char *err, size_t errlen);
+
+static ut_status set_config(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                            char *err, size_t errlen)
+{
+    (void)o, (void)fresh_list, (void)err, (void)errlen;
+    return set_string(&s->config_path, value);
+}
+
+static ut_status set_string_opt(ut__settings *s, const opt_desc *o, const char *value,
+                                bool fresh_list, char *err, size_t errlen)
+{
+    (void)fresh_list;
+    if (!value[0]) {
+        snprintf(err, errlen, "--%s needs a non-empty value", o->name);
+        return UT_EINVAL;
+    }
+    return set_string(field(s, o), value);
+}
+
+static ut_status set_uint(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                          char *err, size_t errlen)
+{
+    (void)fresh_list;
+    uint64_t v;
+    if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+        snprintf(err, errlen, "--%s %s: expected a whole number from %llu to %llu", o->name, value,
+                 (unsigned long long)o->min, (unsigned long long)o->max);
+        return UT_EINVAL;
+    }
+    *(uint32_t *)field(s, o) = (uint32_t)v;
+    return UT_OK;
+}
+
+static ut_status set_double(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                            char *err, size_t errlen)
+{
+    (void)fresh_list;
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (errno || end == value || *end || !(v >= 0)) {
+        snprintf(err, errlen, "--%s %s: expected a number of at least 0", o->name, value);
+        return UT_EINVAL;
+    }
+    *(double *)field(s, o) = v;
+    return UT_OK;
+}
+
+static ut_status set_bool(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                          char *err, size_t errlen)
+{
+    (void)fresh_list;
+    if (parse_bool(value, field(s, o)) != UT_OK) {
+        snprintf(err, errlen, "%s = %s: expected true or false", o->name, value);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+static ut_status set_tcp_addr(ut__settings *s, const opt_desc *o, const char *value,
+                              bool fresh_list, char *err, size_t errlen)
+{
+    (void)fresh_list;
+    return ut__parse_tcp_addr(value, o->name, field(s, o), err, errlen);
+}
+
+static ut_status set_log_level(ut__settings *s, const opt_desc *o, const char *value,
+                               bool fresh_list, char *err, size_t errlen)
+{
+    (void)fresh_list;
+    if (!ut__log_level_parse(value, field(s, o))) {
+        snprintf(err, errlen, "--log-level %s: expected error, warn, info or debug", value);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+static ut_status set_uid(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                         char *err, size_t errlen)
+{
+    uint64_t v;
+    if (fresh_list)
+        s->n_allow_uids = 0;
+    if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+        snprintf(err, errlen, "--allow-uid %s: expected a numeric uid", value);
+        return UT_EINVAL;
+    }
+    if (s->n_allow_uids == UT_ALLOW_UIDS_MAX) {
+        snprintf(err, errlen, "--allow-uid: at most %d uids", UT_ALLOW_UIDS_MAX);
+        return UT_ELIMIT;
+    }
+    s->allow_uids[s->n_allow_uids++] = (uint32_t)v;
+    return UT_OK;
+}
+
+static void list_clear(char **items, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        ut_free(items[i]);
+    *n = 0;
+}
+
+/* Appends a copy of `value` to the repeatable option `o`'s list of at
+ * most `max` strings (`what` names them in the error). */
+static ut_status list_add(char **items, size_t *n, size_t max, const char *what, const opt_desc *o,
+                          const char *value, char *err, size_t errlen)
+{
+    if (*n == max) {
+        snprintf(err, errlen, "--%s: at most %zu %s", o->name, max, what);
+        return UT_ELIMIT;
+    }
+    items[*n] = ut_strndup(value, strlen(value));
+    if (!items[*n])
+        return UT_ENOMEM;
+    (*n)++;
+    return UT_OK;
+}
+
+static ut_status set_redact(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                            char *err, size_t errlen)
+{
+    if (fresh_list)
+        list_clear(s->redact, &s->n_redact);
+    return list_add(s->redact, &s->n_redact, UT_REDACT_PATTERNS_MAX, "patterns", o, value, err,
+                    errlen);
+}
+
+static ut_status set_origin(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                            char *err, size_t errlen)
+{
+    if (fresh_list)
+        list_clear(s->allow_origins, &s->n_allow_origins);
+    if (!origin_valid(value)) {
+        snprintf(err, errlen,
+                 "--allow-origin %s: expected an origin as a browser sends it, "
+                 "http://HOST[:PORT] or https://HOST[:PORT], without a path (at most %d bytes)",
+                 value, UT_ORIGIN_MAX_BYTES);
+        return UT_EINVAL;
+    }
+    return list_add(s->allow_origins, &s->n_allow_origins, UT_ALLOW_ORIGINS_MAX, "origins", o,
+                    value, err, errlen);
+}
+
+static ut_status set_stab_model(ut__settings *s, const opt_desc *o, const char *value,
+                                bool fresh_list, char *err, size_t errlen)
+{
+    (void)o, (void)fresh_list;
+    if (strcmp(value, "uitrail") == 0)
+        s->engine.stab.model = UT_STAB_MODEL_UITRAIL;
+    else if (strcmp(value, "domquake") == 0)
+        s->engine.stab.model = UT_STAB_MODEL_DOMQUAKE;
+    else {
+        snprintf(err, errlen, "--stab-model %s: expected uitrail or domquake", value);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+static ut_status set_fsync(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                           char *err, size_t errlen)
+{
+    (void)o, (void)fresh_list;
+    if (strcmp(value, "never") == 0)
+        s->fsync = UT__FSYNC_NEVER;
+    else if (strcmp(value, "frame") == 0)
+        s->fsync = UT__FSYNC_FRAME;
+    else {
+        snprintf(err, errlen, "--fsync %s: expected never or frame", value);
+        return UT_EINVAL;
+    }
+    return UT_OK;
+}
+
+/* --help and --version take no value and set nothing. */
+static ut_status set_nothing(ut__settings *s, const opt_desc *o, const char *value,
+                             bool fresh_list, char *err, size_t errlen)
+{
+    (void)s, (void)o, (void)value, (void)fresh_list, (void)err, (void)errlen;
+    return UT_OK;
+}
+
+static const opt_setter setters[OPT__COUNT] = {
+    [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint,
+    [OPT_DOUBLE] = set_double,        [OPT_BOOL] = set_bool,         [OPT_TCP_ADDR] = set_tcp_addr,
+    [OPT_LOG_LEVEL] = set_log_level,  [OPT_UID_LIST] = set_uid,      [OPT_REDACT] = set_redact,
+    [OPT_ORIGIN_LIST] = set_origin,   [OPT_STAB_MODEL] = set_stab_model, [OPT_FSYNC] = set_fsync,
+    [OPT_HELP] = set_nothing,         [OPT_VERSION] = set_nothing,
+};
+
+/* Sets option `o` from its text `value` (see opt_setter). */
 static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *value,
                               bool fresh_list, char *err, size_t errlen)
 {
-    ut_status st = UT_OK;
-    switch (o->kind) {
-    case OPT_CONFIG:
-        st = set_string(&s->config_path, value);
-        break;
-    case OPT_STRING:
-        if (!value[0]) {
-            snprintf(err, errlen, "--%s needs a non-empty value", o->name);
-            return UT_EINVAL;
-        }
-        st = set_string(field(s, o), value);
-        break;
-    case OPT_UINT: {
-        uint64_t v;
-        if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
-            snprintf(err, errlen, "--%s %s: expected a whole number from %llu to %llu", o->name,
-                     value, (unsigned long long)o->min, (unsigned long long)o->max);
-            return UT_EINVAL;
-        }
-        *(uint32_t *)field(s, o) = (uint32_t)v;
-        break;
-    }
-    case OPT_DOUBLE: {
-        char *end;
-        errno = 0;
-        double v = strtod(value, &end);
-        if (errno || end == value || *end || !(v >= 0)) {
-            snprintf(err, errlen, "--%s %s: expected a number of at least 0", o->name, value);
-            return UT_EINVAL;
-        }
-        *(double *)field(s, o) = v;
-        break;
-    }
-    case OPT_BOOL:
-        if (parse_bool(value, field(s, o)) != UT_OK) {
-            snprintf(err, errlen, "%s = %s: expected true or false", o->name, value);
-            return UT_EINVAL;
-        }
-        break;
-    case OPT_TCP_ADDR:
-        return ut__parse_tcp_addr(value, o->name, field(s, o), err, errlen);
-    case OPT_LOG_LEVEL:
-        if (!ut__log_level_parse(value, field(s, o))) {
-            snprintf(err, errlen, "--log-level %s: expected error, warn, info or debug", value);
-            return UT_EINVAL;
-        }
-        break;
-    case OPT_UID_LIST: {
-        uint64_t v;
-        if (fresh_list)
-            s->n_allow_uids = 0;
-        if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
-            snprintf(err, errlen, "--allow-uid %s: expected a numeric uid", value);
-            return UT_EINVAL;
-        }
-        if (s->n_allow_uids == UT_ALLOW_UIDS_MAX) {
-            snprintf(err, errlen, "--allow-uid: at most %d uids", UT_ALLOW_UIDS_MAX);
-            return UT_ELIMIT;
-        }
-        s->allow_uids[s->n_allow_uids++] = (uint32_t)v;
-        break;
-    }
-    case OPT_REDACT:
-        if (fresh_list) {
-            for (size_t i = 0; i < s->n_redact; i++)
-                ut_free(s->redact[i]);
-            s->n_redact = 0;
-        }
-        if (s->n_redact == UT_REDACT_PATTERNS_MAX) {
-            snprintf(err, errlen, "--redact: at most %d patterns", UT_REDACT_PATTERNS_MAX);
-            return UT_ELIMIT;
-        }
-        s->redact[s->n_redact] = ut_strndup(value, strlen(value));
-        if (!s->redact[s->n_redact])
-            return UT_ENOMEM;
-        s->n_redact++;
-        break;
-    case OPT_ORIGIN_LIST:
-        if (fresh_list) {
-            for (size_t i = 0; i < s->n_allow_origins; i++)
-                ut_free(s->allow_origins[i]);
-            s->n_allow_origins = 0;
-        }
-        if (!origin_valid(value)) {
-            snprintf(err, errlen,
-                     "--allow-origin %s: expected an origin as a browser sends it, "
-                     "http://HOST[:PORT] or https://HOST[:PORT], without a path (at most %d bytes)",
-                     value, UT_ORIGIN_MAX_BYTES);
-            return UT_EINVAL;
-        }
-        if (s->n_allow_origins == UT_ALLOW_ORIGINS_MAX) {
-            snprintf(err, errlen, "--allow-origin: at most %d origins", UT_ALLOW_ORIGINS_MAX);
-            return UT_ELIMIT;
-        }
-        s->allow_origins[s->n_allow_origins] = ut_strndup(value, strlen(value));
-        if (!s->allow_origins[s->n_allow_origins])
-            return UT_ENOMEM;
-        s->n_allow_origins++;
-        break;
-    case OPT_STAB_MODEL:
-        if (strcmp(value, "uitrail") == 0)
-            s->engine.stab.model = UT_STAB_MODEL_UITRAIL;
-        else if (strcmp(value, "domquake") == 0)
-            s->engine.stab.model = UT_STAB_MODEL_DOMQUAKE;
-        else {
-            snprintf(err, errlen, "--stab-model %s: expected uitrail or domquake", value);
-            return UT_EINVAL;
-        }
-        break;
-    case OPT_FSYNC:
-        if (strcmp(value, "never") == 0)
-            s->fsync = UT__FSYNC_NEVER;
-        else if (strcmp(value, "frame") == 0)
-            s->fsync = UT__FSYNC_FRAME;
-        else {
-            snprintf(err, errlen, "--fsync %s: expected never or frame", value);
-            return UT_EINVAL;
-        }
-        break;
-    case OPT_HELP:
-    case OPT_VERSION:
-        break;
-    }
+    assert((unsigned)o->kind < OPT__COUNT && setters[o->kind]);
+    ut_status st = setters[o->kind](s, o, value, fresh_list, err, errlen);
     if (st == UT_ENOMEM)
         snprintf(err, errlen, "out of memory reading --%s", o->name);
     return st;
@@ -486,29 +565,15 @@ static ut_status load_file(ut__settings *s, const char *path, char *err, size_t 
     return UT_OK;
 }
 
-/* Makes settings.demo_root the absolute path of the tree the demo is
- * served from, checking that it holds the demo: a wrong --demo-root fails
- * at start, not at the first page load. */
+/* Makes settings.demo_root the absolute path of the directory the demo
+ * is served from, and finds its layout: a wrong --demo-root fails at
+ * start, not at the first page load. */
 static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
 {
     char resolved[PATH_MAX];
-    if (s->demo_root) {
-        if (!realpath(s->demo_root, resolved)) {
-            snprintf(err, errlen, "--demo-root %s: %s", s->demo_root, strerror(errno));
-            return UT_EINVAL;
-        }
-        if (!ut__static_root_holds_demo(resolved)) {
-            snprintf(err, errlen,
-                     "--demo-root %s: no fixtures/demo/index.html (a source tree) nor demo/index.html "
-                     "(an installed share/uitrail) there",
-                     s->demo_root);
-            return UT_EINVAL;
-        }
-    } else {
-        ut_status st = ut__static_find_root(resolved, sizeof resolved, err, errlen);
-        if (st != UT_OK)
-            return st;
-    }
+    ut_status st = ut__demo_root_resolve(s->demo_root, resolved, &s->demo_layout, err, errlen);
+    if (st != UT_OK)
+        return st;
     if (set_string(&s->demo_root, resolved) != UT_OK) {
         snprintf(err, errlen, "out of memory");
         return UT_ENOMEM;
@@ -516,32 +581,44 @@ static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
     return UT_OK;
 }
 
-ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_action *action,
-                            char *err, size_t errlen)
+/* ---- loading ---- */
+
+/* getopt_long's table for `options`: each option's value is 256 + its
+ * index. */
+#define OPT_VALUE_BASE 256
+
+static void long_options(struct option long_opts[N_OPTIONS + 1])
 {
-    struct option long_opts[N_OPTIONS + 1];
     for (size_t i = 0; i < N_OPTIONS; i++) {
         long_opts[i] = (struct option){options[i].name,
                                        options[i].arg ? required_argument : no_argument, NULL,
-                                       (int)(256 + i)};
+                                       (int)(OPT_VALUE_BASE + i)};
     }
     long_opts[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+}
 
-    settings_defaults(out);
-    *action = UT__CLI_RUN;
-    ut_status st = UT_OK;
+static const opt_desc *option_of(int ch)
+{
+    return ch >= OPT_VALUE_BASE ? &options[ch - OPT_VALUE_BASE] : NULL;
+}
 
-    /* First pass: --config, --help, --version and unknown options. */
+/* The first pass over the command line: --config, --help, --version, and
+ * any unknown option or stray argument. */
+static ut_status first_pass(int argc, char **argv, const struct option *long_opts,
+                            ut__settings *out, ut__cli_action *action, char *err, size_t errlen)
+{
     optind = 0;
     opterr = 0;
     int ch;
     while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
-        if (ch == 'h' || (ch >= 256 && options[ch - 256].kind == OPT_HELP)) {
+        const opt_desc *o = option_of(ch);
+        ut_status st = UT_OK;
+        if (ch == 'h' || (o && o->kind == OPT_HELP)) {
             *action = UT__CLI_HELP;
-        } else if (ch == 'V' || (ch >= 256 && options[ch - 256].kind == OPT_VERSION)) {
+        } else if (ch == 'V' || (o && o->kind == OPT_VERSION)) {
             *action = UT__CLI_VERSION;
-        } else if (ch >= 256 && options[ch - 256].kind == OPT_CONFIG) {
-            st = apply_option(out, &options[ch - 256], optarg, false, err, errlen);
+        } else if (o && o->kind == OPT_CONFIG) {
+            st = apply_option(out, o, optarg, false, err, errlen);
         } else if (ch == ':') {
             snprintf(err, errlen, "%s needs a value (see --help)", argv[optind - 1]);
             st = UT_EINVAL;
@@ -550,53 +627,78 @@ ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_ac
             st = UT_EINVAL;
         }
         if (st != UT_OK)
-            goto fail;
+            return st;
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
-        st = UT_EINVAL;
-        goto fail;
+        return UT_EINVAL;
     }
-    if (*action != UT__CLI_RUN)
-        return UT_OK;
+    return UT_OK;
+}
 
-    if (out->config_path && (st = load_file(out, out->config_path, err, errlen)) != UT_OK)
-        goto fail;
-
-    /* Second pass: the command line overrides the file. */
+/* The second pass: every option but --config, over what the file set. */
+static ut_status second_pass(int argc, char **argv, const struct option *long_opts,
+                             ut__settings *out, char *err, size_t errlen)
+{
     bool seen[N_OPTIONS] = {false};
     optind = 0;
+    int ch;
     while ((ch = getopt_long(argc, argv, ":hV", long_opts, NULL)) != -1) {
-        if (ch < 256 || options[ch - 256].kind == OPT_CONFIG)
+        const opt_desc *o = option_of(ch);
+        if (!o || o->kind == OPT_CONFIG)
             continue;
-        size_t i = (size_t)(ch - 256);
-        st = apply_option(out, &options[i], options[i].arg ? optarg : "true", !seen[i], err,
-                          errlen);
+        size_t i = (size_t)(o - options);
+        ut_status st = apply_option(out, o, o->arg ? optarg : "true", !seen[i], err, errlen);
         seen[i] = true;
         if (st != UT_OK)
-            goto fail;
+            return st;
     }
+    return UT_OK;
+}
 
+/* What the options leave to be worked out: the runtime directory, the
+ * demo's tree, the engine's view of the redaction patterns. */
+static ut_status settings_finish(ut__settings *out, char *err, size_t errlen)
+{
     if (!out->runtime_dir) {
         char dir[4096];
         if (ut_runtime_dir_default(dir, sizeof dir) != UT_OK) {
             snprintf(err, errlen, "the default runtime directory is too long: use --runtime-dir");
-            st = UT_EINVAL;
-            goto fail;
+            return UT_EINVAL;
         }
-        if ((st = set_string(&out->runtime_dir, dir)) != UT_OK) {
+        if (set_string(&out->runtime_dir, dir) != UT_OK) {
             snprintf(err, errlen, "out of memory");
-            goto fail;
+            return UT_ENOMEM;
         }
     }
-    if (out->demo && (st = resolve_demo_root(out, err, errlen)) != UT_OK)
-        goto fail;
+    if (out->demo) {
+        ut_status st = resolve_demo_root(out, err, errlen);
+        if (st != UT_OK)
+            return st;
+    }
     out->engine.redact_patterns = (const char *const *)out->redact;
     out->engine.n_redact_patterns = out->n_redact;
     return UT_OK;
+}
 
-fail:
-    ut__settings_free(out);
+ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_action *action,
+                            char *err, size_t errlen)
+{
+    struct option long_opts[N_OPTIONS + 1];
+    long_options(long_opts);
+    settings_defaults(out);
+    *action = UT__CLI_RUN;
+    ut_status st = first_pass(argc, argv, long_opts, out, action, err, errlen);
+    if (st == UT_OK && *action != UT__CLI_RUN)
+        return UT_OK;
+    if (st == UT_OK && out->config_path)
+        st = load_file(out, out->config_path, err, errlen);
+    if (st == UT_OK)
+        st = second_pass(argc, argv, long_opts, out, err, errlen);
+    if (st == UT_OK)
+        st = settings_finish(out, err, errlen);
+    if (st != UT_OK)
+        ut__settings_free(out);
     return st;
 }
 
@@ -617,11 +719,21 @@ void ut__settings_usage(FILE *to)
                 "timeouts change at once; other settings need a restart.\n");
 }
 
+/* Writes `items` joined with "," into `buf`, each in `quote`s, or
+ * "(none)". */
+static void format_list(char *buf, size_t len, char *const *items, size_t n, const char *quote)
+{
+    size_t used = 0;
+    snprintf(buf, len, "(none)");
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", i ? "," : "", quote, items[i],
+                                 quote);
+}
+
 /* Formats the value of `o` in `s` for a reload log line. */
 static void format_value(const ut__settings *s, const opt_desc *o, char *buf, size_t len)
 {
     const void *p = cfield(s, o);
-    size_t n = 0;
     buf[0] = '\0';
     switch (o->kind) {
     case OPT_STRING: {
@@ -646,23 +758,18 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     case OPT_LOG_LEVEL:
         snprintf(buf, len, "%s", ut__log_level_name(*(const ut__log_level *)p));
         break;
-    case OPT_UID_LIST:
-        for (size_t i = 0; i < s->n_allow_uids && n < len; i++)
-            n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? "," : "", s->allow_uids[i]);
-        if (!s->n_allow_uids)
-            snprintf(buf, len, "(none)");
+    case OPT_UID_LIST: {
+        size_t used = 0;
+        snprintf(buf, len, "(none)");
+        for (size_t i = 0; i < s->n_allow_uids && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", s->allow_uids[i]);
         break;
+    }
     case OPT_REDACT:
-        for (size_t i = 0; i < s->n_redact && n < len; i++)
-            n += (size_t)snprintf(buf + n, len - n, "%s'%s'", i ? "," : "", s->redact[i]);
-        if (!s->n_redact)
-            snprintf(buf, len, "(none)");
+        format_list(buf, len, s->redact, s->n_redact, "'");
         break;
     case OPT_ORIGIN_LIST:
-        for (size_t i = 0; i < s->n_allow_origins && n < len; i++)
-            n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "", s->allow_origins[i]);
-        if (!s->n_allow_origins)
-            snprintf(buf, len, "(none)");
+        format_list(buf, len, s->allow_origins, s->n_allow_origins, "");
         break;
     case OPT_STAB_MODEL:
         snprintf(buf, len, "%s",
@@ -674,6 +781,7 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     case OPT_CONFIG:
     case OPT_HELP:
     case OPT_VERSION:
+    case OPT__COUNT:
         break;
     }
 }

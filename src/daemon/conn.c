@@ -1,17 +1,15 @@
-/* Connections: accept, read, write, timers, backpressure and close.
+/* Connections: accept, read, write, timers, backpressure and close (see
+ * conn.h). What a connection reads goes to its ops table; conn.c never
+ * asks which protocol it speaks.
  *
- * Reads land in one loop-wide buffer (libuv calls alloc and read back to
- * back on this thread) and are consumed before the read callback returns;
- * only input that cannot be processed yet (a pipelined request behind a
- * stable wait) is copied into the connection. Output goes straight to the
- * socket with uv_try_write and only the part the kernel refused is copied
- * into a write request.
- *
- * A connection is never freed inside one of its own callbacks: closing
- * marks it, stops its reads and issues uv_close, and the memory goes in the
- * close callbacks, after libuv has cancelled its pending requests. */
+ * Reads land in one loop-wide buffer and are consumed before the read
+ * callback returns; only input that cannot be processed yet (a pipelined
+ * request behind a stable wait) is copied into the connection. Output goes
+ * straight to the socket with uv_try_write and only the part the kernel
+ * refused is copied into a write request. */
 #include "daemon.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,36 +22,33 @@ typedef struct write_req {
 
 const char *ut__conn_name(const ut__conn *c, char *buf, size_t len)
 {
-    const char *proto = c->proto == UT__PROTO_INGEST ? "ingest" : "http";
     if (c->transport == UT__TRANSPORT_UNIX)
-        snprintf(buf, len, "conn %llu (%s unix, uid %ld)", (unsigned long long)c->id, proto,
+        snprintf(buf, len, "conn %llu (%s unix, uid %ld)", (unsigned long long)c->id, c->ops->name,
                  (long)c->peer_uid);
     else
-        snprintf(buf, len, "conn %llu (%s tcp)", (unsigned long long)c->id, proto);
+        snprintf(buf, len, "conn %llu (%s tcp)", (unsigned long long)c->id, c->ops->name);
     return buf;
 }
 
+void ut__conns_init(ut__conns *cs)
+{
+    ut_list_init(&cs->all);
+    cs->n = 0;
+    cs->next_id = 0;
+}
+
+/* ---- closing ---- */
+
 static void conn_free(ut__conn *c)
 {
-    ut__daemon *d = c->d;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        d->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    d->n_conns--;
-    if (c->in_ready) {
-        for (ut__conn **p = &d->ready; *p; p = &(*p)->ready_next) {
-            if (*p == c) {
-                *p = c->ready_next;
-                break;
-            }
-        }
-    }
-    ut_fwd_decoder_free(c->decoder);
-    if (c->proto == UT__PROTO_HTTP)
-        ut__http_free(c);
+    assert(c->state == UT__CONN_CLOSING && c->open_handles == 0);
+    ut__conns *cs = &c->d->conns;
+    ut_list_remove(&c->link);
+    assert(cs->n > 0);
+    cs->n--;
+    ut__task_cancel(&c->resume);
+    if (c->part)
+        c->ops->free(c->part);
     ut_buf_free(&c->in_pending);
     ut_free(c);
 }
@@ -61,8 +56,18 @@ static void conn_free(ut__conn *c)
 static void on_handle_closed(uv_handle_t *h)
 {
     ut__conn *c = h->data;
+    assert(c->open_handles > 0);
     if (--c->open_handles == 0)
         conn_free(c);
+}
+
+/* The connection stops serving: its protocol unlinks it from whatever
+ * would still write to it. */
+static void leave_open(ut__conn *c)
+{
+    assert(c->state == UT__CONN_OPEN);
+    if (c->ops->closing)
+        c->ops->closing(c);
 }
 
 void ut__conn_abort(ut__conn *c, const char *why)
@@ -73,8 +78,9 @@ void ut__conn_abort(ut__conn *c, const char *why)
         char name[96];
         ut__log(UT__LOG_DEBUG, "%s: closed: %s", ut__conn_name(c, name, sizeof name), why);
     }
+    if (c->state == UT__CONN_OPEN)
+        leave_open(c);
     c->state = UT__CONN_CLOSING;
-    ut__notify_forget(c);
     uv_read_stop(&c->h.stream);
     c->reading = false;
     uv_close(&c->h.handle, on_handle_closed);
@@ -115,7 +121,7 @@ void ut__conn_finish(ut__conn *c)
 {
     if (c->state != UT__CONN_OPEN)
         return;
-    ut__notify_forget(c);
+    leave_open(c);
     c->state = UT__CONN_DRAINING;
     uv_shutdown_t *req = &c->shutdown_req;
     req->data = c;
@@ -129,8 +135,23 @@ void ut__conn_finish(ut__conn *c)
     ut__conn_update_reading(c);
 }
 
+void ut__conns_close_all(ut__daemon *d)
+{
+    ut_list *l;
+    ut_list_foreach(l, &d->conns.all)
+        ut__conn_abort(ut_list_entry(l, ut__conn, link), "shutting down");
+}
+
+/* ---- reading ---- */
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    ut__conn *c = h->data;
+    (void)suggested;
+    *buf = uv_buf_init(c->d->conns.read_buf, sizeof c->d->conns.read_buf);
+}
 
 void ut__conn_update_reading(ut__conn *c)
 {
@@ -156,6 +177,64 @@ void ut__conn_update_reading(ut__conn *c)
         uv_read_stop(&c->h.stream);
 }
 
+/* The peer sent its last byte. */
+static void on_eof(ut__conn *c)
+{
+    size_t held = c->ops->held ? c->ops->held(c) : 0;
+    if (c->state == UT__CONN_DRAINING) {
+        if (uv_stream_get_write_queue_size(&c->h.stream) == 0)
+            ut__conn_abort(c, "the peer closed");
+    } else if (held > 0) {
+        char what[96];
+        snprintf(what, sizeof what, "the peer closed inside a message (%zu bytes of it held)", held);
+        ut__conn_protocol_error(c, what, "", 0);
+    } else if (uv_stream_get_write_queue_size(&c->h.stream) == 0) {
+        ut__conn_abort(c, "the peer closed");
+    } else {
+        /* The peer is done sending; answers already queued (acks, a
+         * pipelined response) still reach it before we close. */
+        ut__conn_finish(c);
+    }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    ut__conn *c = s->data;
+    (void)buf;
+    if (nread == 0)
+        return;
+    if (nread < 0) {
+        /* libuv stops reading at the end of the stream by itself. */
+        c->eof = true;
+        c->reading = false;
+        if (nread == UV_EOF)
+            on_eof(c);
+        else
+            ut__conn_abort(c, uv_strerror((int)nread));
+        return;
+    }
+    c->bytes_in += (uint64_t)nread;
+    c->d->m.bytes_in += (uint64_t)nread;
+    if (c->state != UT__CONN_OPEN)
+        return; /* draining: input is dropped */
+    c->ops->read(c, c->d->conns.read_buf, (size_t)nread);
+}
+
+static void on_resume(ut__task *t)
+{
+    ut__conn *c = ut_list_entry(t, ut__conn, resume);
+    if (c->state == UT__CONN_OPEN && c->ops->resume)
+        c->ops->resume(c);
+}
+
+void ut__conn_defer_resume(ut__conn *c)
+{
+    if (c->state == UT__CONN_OPEN && c->ops->resume)
+        ut__defer(&c->d->defer, &c->resume);
+}
+
+/* ---- writing ---- */
+
 static void on_write(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
@@ -171,8 +250,7 @@ static void on_write(uv_write_t *req, int status)
         uv_stream_get_write_queue_size(&c->h.stream) < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
         c->paused_output = false;
         ut__conn_update_reading(c);
-        if (c->proto == UT__PROTO_HTTP)
-            ut__notify_defer_resume(c);
+        ut__conn_defer_resume(c);
     }
 }
 
@@ -185,10 +263,38 @@ static void drop_slow_reader(ut__conn *c, size_t queued)
     ut__conn_abort(c, NULL);
 }
 
+/* Queues what the kernel did not take in a write request of its own. */
+static void queue_rest(ut__conn *c, const char *rest, size_t len)
+{
+    write_req *w = ut_malloc(sizeof *w + len);
+    if (!w) {
+        ut__log(UT__LOG_ERROR, "out of memory queueing %zu bytes of output: closing the connection",
+                len);
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    w->conn = c;
+    w->len = len;
+    memcpy(w->data, rest, len);
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    int rc = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
+    if (rc != 0) {
+        ut_free(w);
+        ut__conn_abort(c, uv_strerror(rc));
+        return;
+    }
+    if (!c->paused_output &&
+        uv_stream_get_write_queue_size(&c->h.stream) > UT_CONN_OUTPUT_HIGH_BYTES) {
+        c->paused_output = true;
+        ut__conn_update_reading(c);
+    }
+}
+
 void ut__conn_write(ut__conn *c, const void *data, size_t len)
 {
     if (c->state == UT__CONN_CLOSING || len == 0)
         return;
+    assert(data);
     c->d->m.bytes_out += len;
     size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
     size_t done = 0;
@@ -212,29 +318,10 @@ void ut__conn_write(ut__conn *c, const void *data, size_t len)
         drop_slow_reader(c, queued + rest);
         return;
     }
-    write_req *w = ut_malloc(sizeof *w + rest);
-    if (!w) {
-        ut__log(UT__LOG_ERROR, "out of memory queueing %zu bytes of output: closing the connection",
-                rest);
-        ut__conn_abort(c, NULL);
-        return;
-    }
-    w->conn = c;
-    w->len = rest;
-    memcpy(w->data, (const char *)data + done, rest);
-    uv_buf_t b = uv_buf_init(w->data, (unsigned)rest);
-    int rc = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
-    if (rc != 0) {
-        ut_free(w);
-        ut__conn_abort(c, uv_strerror(rc));
-        return;
-    }
-    if (!c->paused_output &&
-        uv_stream_get_write_queue_size(&c->h.stream) > UT_CONN_OUTPUT_HIGH_BYTES) {
-        c->paused_output = true;
-        ut__conn_update_reading(c);
-    }
+    queue_rest(c, (const char *)data + done, rest);
 }
+
+/* ---- errors ---- */
 
 void ut__conn_protocol_error(ut__conn *c, const char *what, const void *sample, size_t sample_len)
 {
@@ -244,87 +331,21 @@ void ut__conn_protocol_error(ut__conn *c, const char *what, const void *sample, 
     ut__sanitize(sample, sample_len, clean, sizeof clean);
     ut__log(UT__LOG_WARN, "%s: protocol error: %s; input: \"%s\"",
             ut__conn_name(c, name, sizeof name), what, clean);
-    if (c->proto == UT__PROTO_INGEST) {
-        c->d->m.protocol_errors_ingest++;
-        /* Acks already queued for earlier messages still reach the peer. */
-        ut__conn_finish(c);
-    } else {
-        c->d->m.protocol_errors_http++;
-        if (c->mode == UT__HTTP_STREAMING)
-            ut__conn_finish(c);
-        else
-            ut__http_error(c, 400, what, true);
-    }
+    c->ops->fail(c, what);
 }
 
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+void ut__conn_set_protocol(ut__conn *c, const ut__conn_ops *ops, void *part)
 {
-    ut__conn *c = s->data;
-    (void)buf;
-    if (nread == 0)
-        return;
-    if (nread < 0) {
-        /* libuv stops reading at the end of the stream by itself. */
-        c->eof = true;
-        c->reading = false;
-        if (nread != UV_EOF) {
-            ut__conn_abort(c, uv_strerror((int)nread));
-        } else if (c->state == UT__CONN_DRAINING) {
-            if (uv_stream_get_write_queue_size(&c->h.stream) == 0)
-                ut__conn_abort(c, "the peer closed");
-        } else if (c->proto == UT__PROTO_INGEST && ut_fwd_decoder_pending(c->decoder) > 0) {
-            char what[96];
-            snprintf(what, sizeof what, "the peer closed inside a message (%zu bytes of it held)",
-                     ut_fwd_decoder_pending(c->decoder));
-            ut__conn_protocol_error(c, what, "", 0);
-        } else if (uv_stream_get_write_queue_size(&c->h.stream) == 0) {
-            ut__conn_abort(c, "the peer closed");
-        } else {
-            /* The peer is done sending; answers already queued (acks, a
-             * pipelined response) still reach it before we close. */
-            ut__conn_finish(c);
-        }
-        return;
-    }
-    c->bytes_in += (uint64_t)nread;
-    c->d->m.bytes_in += (uint64_t)nread;
-    if (c->state != UT__CONN_OPEN)
-        return; /* draining: input is dropped */
-    if (c->proto == UT__PROTO_INGEST)
-        ut__ingest_read(c, c->d->read_buf, (size_t)nread);
-    else
-        ut__http_read(c, c->d->read_buf, (size_t)nread);
+    assert(ops && ops->read && ops->fail && ops->free && part);
+    const ut__conn_ops *old_ops = c->ops;
+    void *old = c->part;
+    c->ops = ops;
+    c->part = part;
+    if (old)
+        old_ops->free(old);
 }
 
-static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-    ut__conn *c = h->data;
-    (void)suggested;
-    *buf = uv_buf_init(c->d->read_buf, sizeof c->d->read_buf);
-}
-
-static void on_idle_ingest(uv_timer_t *t)
-{
-    ut__conn *c = t->data;
-    char what[128];
-    c->d->m.dropped_timeout++;
-    snprintf(what, sizeof what, "a message stalled for %u ms (%zu bytes of it held)",
-             c->d->settings.idle_timeout_ms, ut_fwd_decoder_pending(c->decoder));
-    ut__conn_protocol_error(c, what, "", 0);
-}
-
-void ut__conn_ingest_progress(ut__conn *c)
-{
-    /* A frame that keeps its bytes pending without completing one more
-     * message for the idle timeout is a stalled (or deliberately slow)
-     * sender; a connection quiet at a message boundary is fine. */
-    size_t pending = ut_fwd_decoder_pending(c->decoder);
-    if (pending == 0)
-        ut__conn_timer(c, 0, NULL);
-    else if (c->last_pending == 0 || pending < c->last_pending)
-        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle_ingest);
-    c->last_pending = pending;
-}
+/* ---- accepting ---- */
 
 /* Refused connections are logged at most once a second, with a count of
  * the ones not logged: a flood must not become a flood of log lines. */
@@ -344,18 +365,19 @@ static void refuse(ut__conn *c, const char *why_log, int http_status, const char
     } else {
         unlogged++;
     }
-    if (c->proto == UT__PROTO_HTTP && http_status)
-        ut__http_error(c, http_status, reason, true);
+    if (http_status && c->ops->refuse)
+        c->ops->refuse(c, http_status, reason);
     else
         ut__conn_abort(c, NULL);
 }
 
-/* Allocates a connection of `proto` over `transport` with its handles
+/* Allocates a connection of `ops` over `transport` with its handles
  * initialized and links it into the daemon's list; NULL (logged) when that
  * fails. `where` names the origin of the connection in log lines. */
-static ut__conn *conn_new(ut__daemon *d, ut__proto proto, ut__transport transport,
+static ut__conn *conn_new(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport,
                           const char *where)
 {
+    assert(ops && ops->start);
     ut__conn *c = ut_calloc(1, sizeof *c);
     if (!c) {
         ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", where);
@@ -373,54 +395,49 @@ static ut__conn *conn_new(ut__daemon *d, ut__proto proto, ut__transport transpor
     c->timer.data = c;
     c->open_handles = 2;
     c->d = d;
-    c->id = ++d->next_conn_id;
-    c->proto = proto;
+    c->id = ++d->conns.next_id;
+    c->ops = ops;
     c->transport = transport;
     c->state = UT__CONN_OPEN;
     c->peer_allowed = true;
     c->peer_uid = (uid_t)-1;
-    c->next = d->conns;
-    if (d->conns)
-        d->conns->prev = c;
-    d->conns = c;
-    d->n_conns++;
+    ut__task_init(&c->resume, on_resume);
+    ut_list_init(&c->link);
+    ut_list_push_front(&d->conns.all, &c->link);
+    d->conns.n++;
     d->m.connections_total++;
     return c;
 }
 
 /* Starts serving a connection whose socket is attached: the peer check,
- * the connection cap, the protocol's state, then reading. */
+ * the protocol's part, the connection cap, then reading. */
 static void conn_start(ut__conn *c, const char *where)
 {
     ut__daemon *d = c->d;
-    if (c->proto == UT__PROTO_HTTP)
-        ut__http_init(c);
     if (c->transport == UT__TRANSPORT_UNIX)
-        c->peer_allowed = ut__auth_peer_ok(d, &c->h.stream, &c->peer_uid);
+        c->peer_allowed = ut__auth_peer_ok(&d->auth, &c->h.stream, &c->peer_uid);
     else {
         uv_tcp_nodelay(&c->h.tcp, 1);
         uv_tcp_keepalive(&c->h.tcp, 1, 60);
     }
-
-    if (d->n_conns > d->settings.max_connections) {
+    if (c->ops->start(c) != UT_OK) {
+        ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", where);
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    assert(c->part);
+    if (d->conns.n > d->settings.max_connections) {
         d->m.refused_cap++;
         char why[128];
         snprintf(why, sizeof why, "%zu connections open, the limit is %u (--max-connections)",
-                 d->n_conns - 1, d->settings.max_connections);
+                 d->conns.n - 1, d->settings.max_connections);
         refuse(c, why, 503, "too many connections: try again later");
         return;
     }
-    if (!c->peer_allowed && c->proto == UT__PROTO_INGEST) {
+    if (!c->peer_allowed && !c->ops->any_peer) {
         d->m.refused_peer++;
         refuse(c, "its uid may not send events (--allow-uid to allow it)", 0, NULL);
         return;
-    }
-    if (c->proto == UT__PROTO_INGEST) {
-        if (ut_fwd_decoder_new(&c->decoder) != UT_OK) {
-            ut__log(UT__LOG_ERROR, "out of memory accepting a connection on %s", where);
-            ut__conn_abort(c, NULL);
-            return;
-        }
     }
     if (ut__log_enabled(UT__LOG_DEBUG)) {
         char name[96];
@@ -429,24 +446,25 @@ static void conn_start(ut__conn *c, const char *where)
     ut__conn_update_reading(c);
 }
 
-void ut__conn_accept(ut__listener *l)
+void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport,
+                     const ut__conn_ops *ops, const char *where)
 {
-    ut__conn *c = conn_new(l->d, l->proto, l->transport, l->addr);
+    ut__conn *c = conn_new(d, ops, transport, where);
     if (!c)
         return;
-    int rc = uv_accept(&l->h.stream, &c->h.stream);
+    int rc = uv_accept(server, &c->h.stream);
     if (rc != 0) {
-        ut__log(UT__LOG_WARN, "accept on %s failed: %s", l->addr, uv_strerror(rc));
+        ut__log(UT__LOG_WARN, "accept on %s failed: %s", where, uv_strerror(rc));
         ut__conn_abort(c, NULL);
         return;
     }
-    conn_start(c, l->addr);
+    conn_start(c, where);
 }
 
-ut_status ut__conn_adopt(ut__daemon *d, ut__proto proto, int fd)
+ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_t *id)
 {
     static const char where[] = "an adopted socket";
-    ut__conn *c = conn_new(d, proto, UT__TRANSPORT_UNIX, where);
+    ut__conn *c = conn_new(d, ops, UT__TRANSPORT_UNIX, where);
     if (!c)
         return UT_ENOMEM;
     int rc = uv_pipe_open(&c->h.pipe, fd);
@@ -455,12 +473,23 @@ ut_status ut__conn_adopt(ut__daemon *d, ut__proto proto, int fd)
         ut__conn_abort(c, NULL);
         return UT_EIO;
     }
+    *id = c->id;
     conn_start(c, where);
     return UT_OK;
 }
 
-void ut__conns_close_all(ut__daemon *d)
+ut__conn *ut__conn_find(ut__daemon *d, uint64_t id)
 {
-    for (ut__conn *c = d->conns; c; c = c->next)
-        ut__conn_abort(c, "shutting down");
+    ut_list *l;
+    ut_list_foreach(l, &d->conns.all) {
+        ut__conn *c = ut_list_entry(l, ut__conn, link);
+        if (c->id == id)
+            return c;
+    }
+    return NULL;
+}
+
+size_t ut__conn_count(const ut__daemon *d)
+{
+    return d->conns.n;
 }

@@ -1,12 +1,19 @@
 /* The daemon's lifecycle without its process: bring a daemon up on an
- * event loop, stop it, and free it. uitraild's main adds the command line,
- * the listeners and the signals around these; the fuzz targets of
- * tests/fuzz drive the same daemon in-process, adopting connections
- * instead of listening. */
+ * event loop, stop it, and free it; and its wall clock. uitraild's main
+ * adds the command line, the listeners and the signals around these; the
+ * fuzz targets of tests/fuzz drive the same daemon in-process, adopting
+ * connections instead of listening. */
 #include "daemon.h"
 
 #include <stdio.h>
-#include <unistd.h>
+#include <time.h>
+
+int64_t ut__wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static void close_any(uv_handle_t *h, void *arg)
 {
@@ -17,19 +24,23 @@ static void close_any(uv_handle_t *h, void *arg)
 
 ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errlen)
 {
-    d->uid = getuid();
     if (ut__runtime_dir_prepare(d->settings.runtime_dir, err, errlen) != UT_OK ||
-        ut__auth_init(d, err, errlen) != UT_OK) {
-        ut__auth_cleanup(d);
+        ut__auth_init(&d->auth, &d->settings, err, errlen) != UT_OK) {
+        ut__auth_cleanup(&d->auth);
         return UT_EIO;
     }
     int rc = uv_loop_init(loop);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the event loop: %s", uv_strerror(rc));
-        ut__auth_cleanup(d);
+        ut__auth_cleanup(&d->auth);
         return UT_EIO;
     }
     d->loop = loop;
+    d->http_app = &ut__routes_app;
+    ut__defer_init(&d->defer, loop);
+    ut__conns_init(&d->conns);
+    ut__sse_init(d);
+    ut__waiters_init(d);
     ut__notify_init(d);
     return UT_OK;
 }
@@ -42,9 +53,10 @@ void ut__daemon_shutdown(ut__daemon *d, const char *why)
     ut__log(UT__LOG_INFO, "shutting down (%s)", why);
     ut__listeners_stop(d);
     ut__conns_close_all(d);
-    ut__record_stop(d);
-    ut__auth_cleanup(d);
-    /* What is left: the signal handlers and the daemon's timers. */
+    ut__recorder_stop(d);
+    ut__auth_cleanup(&d->auth);
+    ut__defer_stop(&d->defer);
+    /* What is left: the signal handlers and the rooms' timers. */
     uv_walk(d->loop, close_any, NULL);
 }
 
@@ -54,9 +66,7 @@ void ut__daemon_free(ut__daemon *d)
     d->engine = NULL;
     ut_buf_free(&d->out);
     ut_buf_free(&d->body);
-    ut_buf_free(&d->sse);
-    ut_buf_free(&d->sse_json);
-    ut_buf_free(&d->dirty_tabs);
+    ut__sse_free(&d->sse);
     ut__settings_free(&d->settings);
 }
 
@@ -69,7 +79,7 @@ ut_status ut__daemon_close(ut__daemon *d)
         ut__log(UT__LOG_ERROR, "the event loop did not close cleanly: %s", uv_strerror(rc));
         st = UT_EIO;
     }
-    d->loop = NULL;
     ut__daemon_free(d);
+    d->loop = NULL;
     return st;
 }

@@ -1,50 +1,41 @@
-/* Forward ingest: bytes from an ingest connection (or an HTTP body) go
- * through the connection's own ut_fwd_decoder, and each event it delivers
- * is applied to the one engine with the daemon's receive time. The daemon
- * adds no trace logic: everything after the decoder is the core's. */
+/* Forward ingest: the sink every transport's decoder reports to, and the
+ * Forward stream of ingest.sock and --forward-tcp (see ingest.h). */
 #include "daemon.h"
 
-#include <msgpack.h>
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-int64_t ut__wall_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+/* ---- the sink ---- */
 
 static ut_status sink_event(void *ud, const ut_event *ev)
 {
-    ut__ingest_ctx *ctx = ud;
+    ut__ingest_batch *b = ud;
     ut_event stamped = *ev;
-    stamped.rt_us = ctx->rt_us;
-    ut_status st = ut_engine_apply(ctx->d->engine, &stamped);
+    stamped.rt_us = b->rt_us;
+    ut_status st = ut_engine_apply(b->d->engine, &stamped);
     switch (st) {
     case UT_OK:
-        ctx->counts->accepted++;
+        b->counts->accepted++;
         break;
     case UT_EDUP:
-        ctx->counts->duplicates++;
+        b->counts->duplicates++;
         break;
     case UT_ELIMIT:
         /* A seq too far above the tab's highest (counted by the engine). */
-        ctx->counts->rejected++;
+        b->counts->rejected++;
         ut__log(UT__LOG_DEBUG, "rejected an event of tab '%.*s': its seq %llu jumps too far ahead",
                 (int)ev->tab.len, ev->tab.ptr, (unsigned long long)ev->seq);
         break;
     case UT_ENOMEM:
         /* The engine stays consistent and the event is lost; keep going so
          * that one failed allocation costs one event, not the stream. */
-        ctx->d->m.lost_nomem++;
-        ctx->failure = UT_ENOMEM;
+        b->d->m.lost_nomem++;
         ut__log(UT__LOG_ERROR, "out of memory applying an event of tab '%.*s': it is lost",
                 (int)ev->tab.len, ev->tab.ptr);
         break;
     default:
-        ctx->counts->rejected++;
+        b->counts->rejected++;
         ut__log(UT__LOG_DEBUG, "the engine refused an event of tab '%.*s': %s", (int)ev->tab.len,
                 ev->tab.ptr, ut_status_str(st));
         break;
@@ -54,20 +45,18 @@ static ut_status sink_event(void *ud, const ut_event *ev)
 
 static void sink_reject(void *ud, ut_reject why, const char *detail)
 {
-    ut__ingest_ctx *ctx = ud;
-    ctx->counts->rejected++;
+    ut__ingest_batch *b = ud;
+    b->counts->rejected++;
     if ((unsigned)why < UT_REJECT__COUNT)
-        ctx->d->m.rejected[why]++;
-    if (!ctx->first_reject[0])
-        snprintf(ctx->first_reject, sizeof ctx->first_reject, "%s", detail);
+        b->d->m.rejected[why]++;
     ut__log(UT__LOG_DEBUG, "rejected a record: %s", detail);
 }
 
 static void sink_ignored(void *ud, ut_str tag)
 {
-    ut__ingest_ctx *ctx = ud;
-    ctx->counts->ignored++;
-    ctx->d->m.ignored++;
+    ut__ingest_batch *b = ud;
+    b->counts->ignored++;
+    b->d->m.ignored++;
     if (ut__log_enabled(UT__LOG_DEBUG)) {
         char clean[UT__SAMPLE_BUF_BYTES];
         ut__sanitize(tag.ptr, tag.len, clean, sizeof clean);
@@ -75,66 +64,86 @@ static void sink_ignored(void *ud, ut_str tag)
     }
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
-
 static void sink_ack(void *ud, ut_str chunk)
 {
-    ut__ingest_ctx *ctx = ud;
+    ut__ingest_batch *b = ud;
     /* An ack promises that the events before it are kept: with --record,
      * the frames holding them are written first. */
-    ut__record_sync(ctx->d);
-    if (!ctx->ack_conn)
-        return; /* an HTTP body is acknowledged by its response */
-    if (ctx->ack_conn->ws) {
-        ut__ws_send_ack(ctx->ack_conn, chunk); /* a WebSocket acks in a frame of its own */
-        return;
-    }
-    ut_buf *out = &ctx->d->out;
-    ut_buf_reset(out);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    msgpack_pack_map(&pk, 1);
-    msgpack_pack_str_with_body(&pk, "ack", 3);
-    msgpack_pack_str_with_body(&pk, chunk.ptr, chunk.len);
-    if (out->oom) {
-        ut__log(UT__LOG_ERROR, "out of memory writing an ack: closing the connection");
-        ut__conn_abort(ctx->ack_conn, NULL);
-        return;
-    }
-    ctx->d->m.acks++;
-    ut__conn_write(ctx->ack_conn, out->data, out->len);
+    ut__recorder_sync(b->d);
+    ut__conn *c = b->ack_conn;
+    if (c && c->state == UT__CONN_OPEN && c->ops->send_ack)
+        c->ops->send_ack(c, chunk);
 }
 
-void ut__ingest_sink(ut__ingest_ctx *ctx, ut_fwd_sink *sink)
+void ut__ingest_begin(ut__ingest_batch *b, ut__daemon *d, ut__conn *ack_conn,
+                      ut__ingest_counts *counts)
 {
-    *sink = (ut_fwd_sink){sink_event, sink_reject, sink_ignored, sink_ack, ctx};
+    *b = (ut__ingest_batch){.d = d, .ack_conn = ack_conn, .counts = counts, .rt_us = ut__wall_us()};
+    b->sink = (ut_fwd_sink){sink_event, sink_reject, sink_ignored, sink_ack, b};
 }
 
-void ut__ingest_read(ut__conn *c, const char *data, size_t len)
+void ut__ingest_end(ut__ingest_batch *b)
 {
-    ut__daemon *d = c->d;
+    ut__notify_engine_rearm(b->d);
+}
+
+/* ---- a Forward stream ---- */
+
+typedef struct fwd_conn {
+    ut_fwd_decoder *decoder;
+    size_t last_pending;   /* decoder bytes pending after the last read */
+} fwd_conn;
+
+static fwd_conn *fwd_of(const ut__conn *c)
+{
+    assert(c->ops == &ut__ingest_ops && c->part);
+    return c->part;
+}
+
+static void on_stalled(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[128];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "a message stalled for %u ms (%zu bytes of it held)",
+             c->d->settings.idle_timeout_ms, ut_fwd_decoder_pending(fwd_of(c)->decoder));
+    ut__conn_protocol_error(c, what, "", 0);
+}
+
+/* Arms the stalled-frame timer after a read. A frame that keeps its bytes
+ * pending without completing one more message for the idle timeout is a
+ * stalled (or deliberately slow) sender; a connection quiet at a message
+ * boundary is fine. */
+static void note_progress(ut__conn *c, fwd_conn *f)
+{
+    size_t pending = ut_fwd_decoder_pending(f->decoder);
+    if (pending == 0)
+        ut__conn_timer(c, 0, NULL);
+    else if (f->last_pending == 0 || pending < f->last_pending)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_stalled);
+    f->last_pending = pending;
+}
+
+static void fwd_read(ut__conn *c, const char *data, size_t len)
+{
+    fwd_conn *f = fwd_of(c);
     ut__ingest_counts counts = {0};
-    ut__ingest_ctx ctx = {.d = d, .ack_conn = c, .counts = &counts, .rt_us = ut__wall_us()};
-    ut_fwd_sink sink;
-    ut__ingest_sink(&ctx, &sink);
+    ut__ingest_batch b;
+    ut__ingest_begin(&b, c->d, c, &counts);
     uint64_t chunk_offset = c->bytes_in - len;
-    ut_status st = ut_fwd_decoder_feed(c->decoder, data, len, &sink);
-    ut__notify_engine_rearm(d);
+    ut_status st = ut_fwd_decoder_feed(f->decoder, data, len, &b.sink);
+    ut__ingest_end(&b);
     if (c->state != UT__CONN_OPEN)
         return;
     if (st == UT_EPROTO) {
         /* Show the bytes where the decoder stopped when they are in this
          * read, else the start of this read. */
-        uint64_t at = ut_fwd_decoder_error_offset(c->decoder);
+        uint64_t at = ut_fwd_decoder_error_offset(f->decoder);
         const char *sample = data;
         if (at >= chunk_offset && at < chunk_offset + len)
             sample = data + (at - chunk_offset);
-        char what[256];
-        snprintf(what, sizeof what, "%s", ut_fwd_decoder_error(c->decoder));
-        ut__conn_protocol_error(c, what, sample, (size_t)(data + len - sample));
+        ut__conn_protocol_error(c, ut_fwd_decoder_error(f->decoder), sample,
+                                (size_t)(data + len - sample));
         return;
     }
     if (st != UT_OK) {
@@ -143,5 +152,54 @@ void ut__ingest_read(ut__conn *c, const char *data, size_t len)
         ut__conn_finish(c);
         return;
     }
-    ut__conn_ingest_progress(c);
+    note_progress(c, f);
 }
+
+static void fwd_send_ack(ut__conn *c, ut_str chunk)
+{
+    ut_buf *out = &c->d->out;
+    ut_buf_reset(out);
+    if (ut_wire_pack_ack(chunk, out) != UT_OK) {
+        ut__log(UT__LOG_ERROR, "out of memory writing an ack: closing the connection");
+        ut__conn_abort(c, NULL);
+        return;
+    }
+    c->d->m.acks++;
+    ut__conn_write(c, out->data, out->len);
+}
+
+static void fwd_fail(ut__conn *c, const char *what)
+{
+    (void)what;
+    c->d->m.protocol_errors_ingest++;
+    /* Acks already queued for earlier messages still reach the peer. */
+    ut__conn_finish(c);
+}
+
+static size_t fwd_held(const ut__conn *c)
+{
+    return ut_fwd_decoder_pending(fwd_of(c)->decoder);
+}
+
+static ut_status fwd_start(ut__conn *c)
+{
+    fwd_conn *f = ut_calloc(1, sizeof *f);
+    if (!f || ut_fwd_decoder_new(&f->decoder) != UT_OK) {
+        ut_free(f);
+        return UT_ENOMEM;
+    }
+    c->part = f;
+    return UT_OK;
+}
+
+static void fwd_free(void *part)
+{
+    fwd_conn *f = part;
+    ut_fwd_decoder_free(f->decoder);
+    ut_free(f);
+}
+
+const ut__conn_ops ut__ingest_ops = {
+    .name = "ingest", .start = fwd_start, .read = fwd_read, .fail = fwd_fail, .held = fwd_held,
+    .send_ack = fwd_send_ack, .free = fwd_free,
+};

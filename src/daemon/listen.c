@@ -1,7 +1,7 @@
-/* The runtime directory and the listeners: ingest.sock and http.sock in the
- * runtime directory, and the optional loopback TCP listeners. */
+/* The runtime directory and the listeners (see listen.h). */
 #include "daemon.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,13 +87,32 @@ static void on_connection(uv_stream_t *server, int status)
         ut__log(UT__LOG_WARN, "accept on %s failed: %s", l->addr, uv_strerror(status));
         return;
     }
-    ut__conn_accept(l);
+    ut__conn_accept(l->d, &l->h.stream, l->transport, l->ops, l->addr);
 }
 
-static ut_status listen_unix(ut__daemon *d, ut__proto proto, const char *name, char *err,
+/* The next free listener, set up for `ops` over `transport`; its handle
+ * is the caller's to init. */
+static ut__listener *listener_next(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport)
+{
+    assert(d->listeners.n < UT__LISTENERS_MAX);
+    ut__listener *l = &d->listeners.l[d->listeners.n];
+    *l = (ut__listener){.d = d, .ops = ops, .transport = transport};
+    return l;
+}
+
+/* The listener's handle is initialized: it counts, and is closed with the
+ * others. */
+static void listener_opened(ut__listener *l)
+{
+    l->active = true;
+    l->h.handle.data = l;
+    l->d->listeners.n++;
+}
+
+static ut_status listen_unix(ut__daemon *d, const ut__conn_ops *ops, const char *name, char *err,
                              size_t errlen)
 {
-    ut__listener *l = &d->listeners[d->n_listeners];
+    ut__listener *l = listener_next(d, ops, UT__TRANSPORT_UNIX);
     const char *dir = d->settings.runtime_dir;
     size_t path_len = strlen(dir) + 1 + strlen(name);
     if (path_len > UT_UNIX_PATH_MAX_BYTES) {
@@ -118,13 +137,8 @@ static ut_status listen_unix(ut__daemon *d, ut__proto proto, const char *name, c
         snprintf(err, errlen, "cannot create a socket: %s", uv_strerror(rc));
         return UT_EIO;
     }
-    l->d = d;
-    l->proto = proto;
-    l->transport = UT__TRANSPORT_UNIX;
-    l->active = true;
+    listener_opened(l);
     l->path = path;
-    l->h.handle.data = l;
-    d->n_listeners++;
     snprintf(l->addr, sizeof l->addr, "%s", path);
 
     /* The umask makes the socket 0600 from its creation, leaving no window
@@ -141,21 +155,16 @@ static ut_status listen_unix(ut__daemon *d, ut__proto proto, const char *name, c
     return UT_OK;
 }
 
-static ut_status listen_tcp(ut__daemon *d, ut__proto proto, const ut__tcp_addr *addr,
+static ut_status listen_tcp(ut__daemon *d, const ut__conn_ops *ops, const ut__tcp_addr *addr,
                             const char *option, char *err, size_t errlen)
 {
-    ut__listener *l = &d->listeners[d->n_listeners];
+    ut__listener *l = listener_next(d, ops, UT__TRANSPORT_TCP);
     int rc = uv_tcp_init(d->loop, &l->h.tcp);
     if (rc != 0) {
         snprintf(err, errlen, "cannot create a socket: %s", uv_strerror(rc));
         return UT_EIO;
     }
-    l->d = d;
-    l->proto = proto;
-    l->transport = UT__TRANSPORT_TCP;
-    l->active = true;
-    l->h.handle.data = l;
-    d->n_listeners++;
+    listener_opened(l);
     rc = uv_tcp_bind(&l->h.tcp, (const struct sockaddr *)&addr->sa, 0);
     if (rc == 0)
         rc = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection);
@@ -180,20 +189,32 @@ static ut_status listen_tcp(ut__daemon *d, ut__proto proto, const ut__tcp_addr *
             snprintf(l->addr, sizeof l->addr, "%s:%d", host, port);
         }
     }
+    /* The Origin and Host checks accept the address browsers reach. */
+    if (ops == &ut__http_ops)
+        ut__auth_add_own_address(&d->auth, l->addr);
     return UT_OK;
 }
 
 ut_status ut__listeners_start(ut__daemon *d, char *err, size_t errlen)
 {
-    ut_status st = listen_unix(d, UT__PROTO_INGEST, UT_INGEST_SOCKET_NAME, err, errlen);
+    ut_status st = listen_unix(d, &ut__ingest_ops, UT_INGEST_SOCKET_NAME, err, errlen);
     if (st == UT_OK)
-        st = listen_unix(d, UT__PROTO_HTTP, UT_HTTP_SOCKET_NAME, err, errlen);
+        st = listen_unix(d, &ut__http_ops, UT_HTTP_SOCKET_NAME, err, errlen);
     if (st == UT_OK && d->settings.http_tcp.enabled)
-        st = listen_tcp(d, UT__PROTO_HTTP, &d->settings.http_tcp, "http", err, errlen);
+        st = listen_tcp(d, &ut__http_ops, &d->settings.http_tcp, "http", err, errlen);
     if (st == UT_OK && d->settings.forward_tcp.enabled)
-        st = listen_tcp(d, UT__PROTO_INGEST, &d->settings.forward_tcp, "forward-tcp", err,
+        st = listen_tcp(d, &ut__ingest_ops, &d->settings.forward_tcp, "forward-tcp", err,
                         errlen);
     return st;
+}
+
+void ut__listeners_print(const ut__daemon *d, FILE *to)
+{
+    for (size_t i = 0; i < d->listeners.n; i++) {
+        const ut__listener *l = &d->listeners.l[i];
+        fprintf(to, "  %-7s %s:%s\n", l->ops->name, l->transport == UT__TRANSPORT_UNIX ? "unix" : "tcp",
+                l->addr);
+    }
 }
 
 static void on_listener_closed(uv_handle_t *h)
@@ -205,8 +226,8 @@ static void on_listener_closed(uv_handle_t *h)
 
 void ut__listeners_stop(ut__daemon *d)
 {
-    for (size_t i = 0; i < d->n_listeners; i++) {
-        ut__listener *l = &d->listeners[i];
+    for (size_t i = 0; i < d->listeners.n; i++) {
+        ut__listener *l = &d->listeners.l[i];
         if (!l->active)
             continue;
         l->active = false;

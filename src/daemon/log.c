@@ -1,7 +1,7 @@
 /* Logging: one line per event worth a line, on stderr, with a timestamp.
  * Samples of bad input pass through ut__sanitize so that a hostile peer
  * can neither forge log lines nor flood them. */
-#include "daemon.h"
+#include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

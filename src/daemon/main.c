@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 static ut__daemon daemon_state;
+static uv_signal_t sig_int, sig_term, sig_hup;
 
 static void reload(ut__daemon *d)
 {
@@ -52,12 +53,8 @@ static int start_signal(ut__daemon *d, uv_signal_t *h, int signum)
 static void print_ready(const ut__daemon *d)
 {
     printf("uitraild %s (pid %ld) ready\n", UT_VERSION, (long)getpid());
-    for (size_t i = 0; i < d->n_listeners; i++) {
-        const ut__listener *l = &d->listeners[i];
-        printf("  %-7s %s:%s\n", l->proto == UT__PROTO_INGEST ? "ingest" : "http",
-               l->transport == UT__TRANSPORT_UNIX ? "unix" : "tcp", l->addr);
-    }
-    printf("  token   %s\n", d->token_path);
+    ut__listeners_print(d, stdout);
+    printf("  token   %s\n", ut__auth_token_path(&d->auth));
     fflush(stdout);
 }
 
@@ -103,13 +100,12 @@ int main(int argc, char **argv)
         return 1;
     }
     int exit_code = 0;
-    if (ut__record_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
+    if (ut__recorder_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
         exit_code = 1;
         ut__daemon_shutdown(d, "start-up failed");
-    } else if (start_signal(d, &d->sig_int, SIGINT) != 0 ||
-               start_signal(d, &d->sig_term, SIGTERM) != 0 ||
-               start_signal(d, &d->sig_hup, SIGHUP) != 0) {
+    } else if (start_signal(d, &sig_int, SIGINT) != 0 || start_signal(d, &sig_term, SIGTERM) != 0 ||
+               start_signal(d, &sig_hup, SIGHUP) != 0) {
         fprintf(stderr, "uitraild: cannot install the signal handlers\n");
         exit_code = 1;
         ut__daemon_shutdown(d, "start-up failed");

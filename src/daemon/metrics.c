@@ -1,7 +1,7 @@
 /* Counters and their Prometheus text exposition (GET /metrics). The
  * engine's own counters (events by kind, duplicates, tabs, evictions) come
  * from ut_engine_stats_get; the daemon counts what only it sees. */
-#include "daemon.h"
+#include "metrics.h"
 
 /* Upper bounds of the trace latency buckets, in seconds. */
 static const double latency_bounds_s[UT__LATENCY_BUCKETS] = {
@@ -21,50 +21,58 @@ void ut__metrics_trace_latency(ut__metrics *m, uint64_t ns)
     m->trace_latency_sum_ns += ns;
 }
 
-static void counter(ut_buf *out, const char *name, const char *help, uint64_t value)
-{
-    ut_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
-                  (unsigned long long)value);
-}
-
-static void gauge(ut_buf *out, const char *name, const char *help, uint64_t value)
-{
-    ut_buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name,
-                  (unsigned long long)value);
-}
-
 static void family(ut_buf *out, const char *name, const char *type, const char *help)
 {
     ut_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
+static void counter(ut_buf *out, const char *name, const char *help, uint64_t value)
 {
-    const ut__metrics *m = &d->m;
-    ut_engine_stats es;
-    ut_engine_stats_get(d->engine, &es);
+    family(out, name, "counter", help);
+    ut_buf_printf(out, "%s %llu\n", name, (unsigned long long)value);
+}
 
+static void gauge(ut_buf *out, const char *name, const char *help, uint64_t value)
+{
+    family(out, name, "gauge", help);
+    ut_buf_printf(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* A counter of two samples told apart by `label`: `a` and `b`. */
+static void counter_by(ut_buf *out, const char *name, const char *help, const char *label,
+                       const char *a, uint64_t va, const char *b, uint64_t vb)
+{
+    family(out, name, "counter", help);
+    ut_buf_printf(out, "%s{%s=\"%s\"} %llu\n%s{%s=\"%s\"} %llu\n", name, label, a,
+                  (unsigned long long)va, name, label, b, (unsigned long long)vb);
+}
+
+ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, const ut__gauges *g,
+                             ut_buf *out)
+{
     family(out, "uitrail_events_applied_total", "counter", "Events applied to the engine, by kind.");
     for (int k = 0; k < UT_KIND__COUNT; k++)
         ut_buf_printf(out, "uitrail_events_applied_total{kind=\"%s\"} %llu\n",
-                      ut_kind_name((ut_kind)k), (unsigned long long)es.applied[k]);
+                      ut_kind_name((ut_kind)k), (unsigned long long)es->applied[k]);
     family(out, "uitrail_events_rejected_total", "counter",
            "Records rejected alone (the connection stays), by reason.");
     for (int r = 0; r < UT_REJECT__COUNT; r++)
         ut_buf_printf(out, "uitrail_events_rejected_total{reason=\"%s\"} %llu\n",
                       ut_reject_name((ut_reject)r), (unsigned long long)m->rejected[r]);
     counter(out, "uitrail_events_duplicate_total", "Events dropped because their seq was not new.",
-            es.duplicates);
+            es->duplicates);
     counter(out, "uitrail_events_seq_jump_total",
-            "Events rejected because their seq jumped too far above their tab's highest.", es.seq_jumps);
+            "Events rejected because their seq jumped too far above their tab's highest.",
+            es->seq_jumps);
     counter(out, "uitrail_events_reordered_total",
             "Events that arrived before an earlier one of their tab and were put back in order.",
-            es.reordered);
+            es->reordered);
     counter(out, "uitrail_events_late_total",
-            "Events that arrived after a later one of their tab had been applied.", es.late);
-    gauge(out, "uitrail_events_held", "Events waiting in reorder windows.", es.held);
+            "Events that arrived after a later one of their tab had been applied.", es->late);
+    gauge(out, "uitrail_events_held", "Events waiting in reorder windows.", es->held);
     counter(out, "uitrail_events_held_lost_total",
-            "Held events never applied: their tab was closed or evicted first, or memory ran out.", es.lost);
+            "Held events never applied: their tab was closed or evicted first, or memory ran out.",
+            es->lost);
     counter(out, "uitrail_messages_ignored_total", "Messages whose tag is not uitrail.*.",
             m->ignored);
     counter(out, "uitrail_events_lost_total", "Events lost because memory ran out.", m->lost_nomem);
@@ -74,36 +82,24 @@ ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
     counter(out, "uitrail_websocket_refused_total",
             "WebSocket upgrades refused (origin, token, subprotocol or a malformed handshake).",
             m->ws_refused);
-    family(out, "uitrail_protocol_errors_total", "counter",
-           "Malformed input or a limit breach that closed a connection, by listener kind.");
-    ut_buf_printf(out, "uitrail_protocol_errors_total{proto=\"forward\"} %llu\n",
-                  (unsigned long long)m->protocol_errors_ingest);
-    ut_buf_printf(out, "uitrail_protocol_errors_total{proto=\"http\"} %llu\n",
-                  (unsigned long long)m->protocol_errors_http);
+    counter_by(out, "uitrail_protocol_errors_total",
+               "Malformed input or a limit breach that closed a connection, by listener kind.", "proto",
+               "forward", m->protocol_errors_ingest, "http", m->protocol_errors_http);
 
-    gauge(out, "uitrail_tabs", "Tabs held by the engine.", es.tabs);
-    family(out, "uitrail_tab_evictions_total", "counter", "Tabs evicted, by cause.");
-    ut_buf_printf(out, "uitrail_tab_evictions_total{cause=\"idle\"} %llu\n",
-                  (unsigned long long)es.evicted_idle);
-    ut_buf_printf(out, "uitrail_tab_evictions_total{cause=\"cap\"} %llu\n",
-                  (unsigned long long)es.evicted_cap);
-    counter(out, "uitrail_marks_total", "Page-stability marks emitted.", es.marks);
+    gauge(out, "uitrail_tabs", "Tabs held by the engine.", es->tabs);
+    counter_by(out, "uitrail_tab_evictions_total", "Tabs evicted, by cause.", "cause", "idle",
+               es->evicted_idle, "cap", es->evicted_cap);
+    counter(out, "uitrail_marks_total", "Page-stability marks emitted.", es->marks);
 
-    gauge(out, "uitrail_connections", "Open connections.", d->n_conns);
+    gauge(out, "uitrail_connections", "Open connections.", g->connections);
     counter(out, "uitrail_connections_total", "Connections accepted.", m->connections_total);
-    family(out, "uitrail_connections_refused_total", "counter", "Connections refused, by cause.");
-    ut_buf_printf(out, "uitrail_connections_refused_total{cause=\"cap\"} %llu\n",
-                  (unsigned long long)m->refused_cap);
-    ut_buf_printf(out, "uitrail_connections_refused_total{cause=\"peer_uid\"} %llu\n",
-                  (unsigned long long)m->refused_peer);
-    family(out, "uitrail_connections_dropped_total", "counter", "Connections dropped, by cause.");
-    ut_buf_printf(out, "uitrail_connections_dropped_total{cause=\"slow_reader\"} %llu\n",
-                  (unsigned long long)m->dropped_slow_reader);
-    ut_buf_printf(out, "uitrail_connections_dropped_total{cause=\"timeout\"} %llu\n",
-                  (unsigned long long)m->dropped_timeout);
+    counter_by(out, "uitrail_connections_refused_total", "Connections refused, by cause.", "cause",
+               "cap", m->refused_cap, "peer_uid", m->refused_peer);
+    counter_by(out, "uitrail_connections_dropped_total", "Connections dropped, by cause.", "cause",
+               "slow_reader", m->dropped_slow_reader, "timeout", m->dropped_timeout);
     counter(out, "uitrail_auth_failures_total", "Requests answered 401.", m->auth_failures);
-    gauge(out, "uitrail_event_streams", "Open GET /v1/events streams.", d->n_streams);
-    gauge(out, "uitrail_stable_waiters", "Pending GET /v1/tabs/{tab}/stable waits.", d->n_waiters);
+    gauge(out, "uitrail_event_streams", "Open GET /v1/events streams.", g->event_streams);
+    gauge(out, "uitrail_stable_waiters", "Pending GET /v1/tabs/{tab}/stable waits.", g->stable_waiters);
     counter(out, "uitrail_bytes_received_total", "Bytes read from every connection.", m->bytes_in);
     counter(out, "uitrail_bytes_sent_total", "Bytes written to every connection.", m->bytes_out);
     counter(out, "uitrail_http_responses_total", "HTTP responses sent.", m->http_requests);
@@ -116,7 +112,7 @@ ut_status ut__metrics_render(const ut__daemon *d, ut_buf *out)
     counter(out, "uitrail_record_bytes_total", "Compressed bytes written to recordings.",
             m->record_bytes);
     counter(out, "uitrail_record_files_total", "Recording files created.", m->record_files);
-    gauge(out, "uitrail_record_files_open", "Recording files open.", d->rec.n_open);
+    gauge(out, "uitrail_record_files_open", "Recording files open.", g->record_files_open);
     counter(out, "uitrail_record_errors_total",
             "Recording failures: a file that could not be created or written (that tab's recording "
             "stops), or an event that could not be recorded.",

@@ -2,7 +2,8 @@
  * (tools/sender/uitrail.js, its modules in tools/sender/lib/ and the
  * msgpack package's ESM build under /sender/) and /demo/config.json, from
  * the source tree, or from the data directory `meson install` fills
- * (share/uitrail/demo and share/uitrail/sender, the same files).
+ * (share/uitrail/demo and share/uitrail/sender, the same files): which of
+ * the two the root is, config.c found at start (settings.demo_layout).
  *
  * Only named files are served: no directory listing, no dot files, no
  * percent-escapes, and every path component is opened with O_NOFOLLOW
@@ -26,42 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DEMO_DIR "fixtures/demo"
-#define SENDER_DIR "tools/sender"
 #define SENDER_MSGPACK_PREFIX "node_modules/@msgpack/msgpack/dist.esm/"
 #define SENDER_LIB_PREFIX "lib/"
-/* How far above the executable the source tree may be: build/src/daemon. */
-#define EXE_LEVELS_UP_MAX 4
-/* The same directories as installed, below the data directory. */
-#define INSTALLED_DEMO_DIR "demo"
-#define INSTALLED_SENDER_DIR "sender"
-/* The data directory: relative to the executable's directory (so that an
- * install under DESTDIR or a moved prefix works), then as configured
- * (meson.build defines both). */
-#ifndef UT_DATADIR_FROM_BINDIR
-#define UT_DATADIR_FROM_BINDIR "../share/uitrail"
-#endif
-#ifndef UT_DATADIR
-#define UT_DATADIR "/usr/local/share/uitrail"
-#endif
-
-static bool readable(const char *dir, const char *file)
-{
-    char probe[3 * PATH_MAX];
-    int n = snprintf(probe, sizeof probe, "%s/%s", dir[0] ? dir : "/", file);
-    return n > 0 && (size_t)n < sizeof probe && access(probe, R_OK) == 0;
-}
-
-/* Whether `root` is an installed data directory rather than a tree. */
-static bool root_is_installed(const char *root)
-{
-    return !readable(root, DEMO_DIR "/index.html") && readable(root, INSTALLED_DEMO_DIR "/index.html");
-}
-
-bool ut__static_root_holds_demo(const char *root)
-{
-    return readable(root, DEMO_DIR "/index.html") || readable(root, INSTALLED_DEMO_DIR "/index.html");
-}
 
 static const struct {
     const char *ext;
@@ -88,46 +55,6 @@ static const char *content_type_of(const char *name)
     return "application/octet-stream";
 }
 
-ut_status ut__static_find_root(char *out, size_t len, char *err, size_t errlen)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(err, errlen, "--demo: cannot find the executable (%s): give --demo-root DIR",
-                 strerror(errno));
-        return UT_EINVAL;
-    }
-    exe[n] = '\0';
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", exe);
-    for (int up = 0; up <= EXE_LEVELS_UP_MAX; up++) {
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            break;
-        *slash = '\0';
-        if (readable(dir, DEMO_DIR "/index.html")) {
-            if (!realpath(dir[0] ? dir : "/", out) || strlen(out) >= len)
-                break;
-            return UT_OK;
-        }
-    }
-    char *slash = strrchr(exe, '/');
-    *slash = '\0';
-    char installed[2][PATH_MAX + 64];
-    snprintf(installed[0], sizeof installed[0], "%s/%s", exe, UT_DATADIR_FROM_BINDIR);
-    snprintf(installed[1], sizeof installed[1], "%s", UT_DATADIR);
-    for (int i = 0; i < 2; i++) {
-        if (readable(installed[i], INSTALLED_DEMO_DIR "/index.html") && realpath(installed[i], out) &&
-            strlen(out) < len)
-            return UT_OK;
-    }
-    snprintf(err, errlen,
-             "--demo: no %s/index.html above %s, nor %s/index.html in %s or %s: give the source tree "
-             "or the installed data directory with --demo-root DIR",
-             DEMO_DIR, exe, INSTALLED_DEMO_DIR, installed[0], UT_DATADIR);
-    return UT_EINVAL;
-}
-
 /* Whether every '/'-separated component of `s` is a plain name: not
  * empty, no dot file (which also refuses "." and ".."), no escapes, no
  * control bytes. An empty last component (a trailing slash) is allowed
@@ -152,16 +79,17 @@ static bool plain_components(ut_str s, bool trailing_slash_ok)
     return true;
 }
 
-/* Maps a request path to a directory of the tree and a relative file
+/* Maps a request path to a directory of `layout` and a relative file
  * name. Returns false for a path that names nothing we serve. */
-static bool map_path(ut_str path, const char **dir, char *rel, size_t rel_cap)
+static bool map_path(ut_str path, const ut__demo_layout *layout, const char **dir, char *rel,
+                     size_t rel_cap)
 {
     ut_str rest;
     if (ut_str_eq_cstr(path, "/demo") || ut_str_eq_cstr(path, "/demo/")) {
-        *dir = DEMO_DIR;
+        *dir = layout->demo_dir;
         rest = UT_STR_LIT("index.html");
     } else if (path.len > 6 && memcmp(path.ptr, "/demo/", 6) == 0) {
-        *dir = DEMO_DIR;
+        *dir = layout->demo_dir;
         rest = (ut_str){path.ptr + 6, path.len - 6};
         if (!plain_components(rest, true))
             return false;
@@ -171,17 +99,17 @@ static bool map_path(ut_str path, const char **dir, char *rel, size_t rel_cap)
         if (base.len == 0 || !memchr(base.ptr, '.', base.len))
             rest = UT_STR_LIT("index.html");
     } else if (ut_str_eq_cstr(path, "/sender/uitrail.js")) {
-        *dir = SENDER_DIR;
+        *dir = layout->sender_dir;
         rest = UT_STR_LIT("uitrail.js");
     } else if (path.len > 8 + sizeof SENDER_LIB_PREFIX - 1 &&
                memcmp(path.ptr, "/sender/" SENDER_LIB_PREFIX, 8 + sizeof SENDER_LIB_PREFIX - 1) == 0) {
         /* The sender's modules, imported by uitrail.js. */
-        *dir = SENDER_DIR;
+        *dir = layout->sender_dir;
         rest = (ut_str){path.ptr + 8, path.len - 8};
     } else if (path.len > 8 + sizeof SENDER_MSGPACK_PREFIX - 1 &&
                memcmp(path.ptr, "/sender/" SENDER_MSGPACK_PREFIX,
                       8 + sizeof SENDER_MSGPACK_PREFIX - 1) == 0) {
-        *dir = SENDER_DIR;
+        *dir = layout->sender_dir;
         rest = (ut_str){path.ptr + 8, path.len - 8};
     } else {
         return false;
@@ -227,63 +155,51 @@ static int open_beneath(int dir_fd, char *rel)
     return fd;
 }
 
-/* Reads the whole file `fd` (closed here) into `out`. */
-static int read_whole(int fd, ut_buf *out, const char **why)
+/* Reads the whole file `fd` (closed here) into `out`. Returns NULL, or
+ * why it could not. */
+static const char *read_whole(int fd, ut_buf *out)
 {
+    static const char too_large[] = "the file exceeds the limit of files served under --demo";
     struct stat st;
-    int status = 200;
-    if (fstat(fd, &st) != 0) {
-        *why = "cannot read the file";
-        status = 500;
-    } else if ((uint64_t)st.st_size > UT_STATIC_FILE_MAX_BYTES) {
-        *why = "the file exceeds the limit of files served under --demo";
-        status = 500;
-    } else if (ut_buf_reserve(out, (size_t)st.st_size + 1) != UT_OK) {
-        *why = "out of memory";
-        status = 500;
-    }
-    while (status == 200) {
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = "cannot read the file";
+    else if ((uint64_t)st.st_size > UT_STATIC_FILE_MAX_BYTES)
+        why = too_large;
+    else if (ut_buf_reserve(out, (size_t)st.st_size + 1) != UT_OK)
+        why = "out of memory";
+    while (!why) {
         ssize_t n = read(fd, out->data + out->len, out->cap - out->len - 1);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            *why = "cannot read the file";
-            status = 500;
-        }
+        if (n < 0)
+            why = "cannot read the file";
         if (n <= 0)
             break;
         out->len += (size_t)n;
         out->data[out->len] = '\0';
-        if (out->len > UT_STATIC_FILE_MAX_BYTES) {
-            *why = "the file exceeds the limit of files served under --demo";
-            status = 500;
-        } else if (out->cap - out->len <= 1 && ut_buf_reserve(out, 4096) != UT_OK) {
-            *why = "out of memory";
-            status = 500;
-        }
+        if (out->len > UT_STATIC_FILE_MAX_BYTES)
+            why = too_large;
+        else if (out->cap - out->len <= 1 && ut_buf_reserve(out, 4096) != UT_OK)
+            why = "out of memory";
     }
     close(fd);
-    return status;
+    return why;
 }
 
 void ut__static_serve(ut__conn *c)
 {
     ut__daemon *d = c->d;
-    struct http_parser_url u;
-    http_parser_url_init(&u);
-    http_parser_parse_url(c->req.url.data, c->req.url.len, 0, &u);
-    ut_str path = {c->req.url.data + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len};
+    ut_str path = ut__http_path(c);
     const char *dir;
     char rel[UT_STATIC_PATH_MAX_BYTES + 1];
-    if (!map_path(path, &dir, rel, sizeof rel)) {
+    if (!map_path(path, d->settings.demo_layout, &dir, rel, sizeof rel)) {
         ut__http_error(c, 404, "no such file: /demo/ serves the demo app, /sender/ the sender",
                        false);
         return;
     }
     const char *type = content_type_of(strrchr(rel, '/') ? strrchr(rel, '/') : rel);
     char base[PATH_MAX + 32];
-    if (root_is_installed(d->settings.demo_root))
-        dir = strcmp(dir, DEMO_DIR) == 0 ? INSTALLED_DEMO_DIR : INSTALLED_SENDER_DIR;
     snprintf(base, sizeof base, "%s/%s", d->settings.demo_root, dir);
     int dir_fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
     int fd = dir_fd < 0 ? -1 : open_beneath(dir_fd, rel);
@@ -298,11 +214,10 @@ void ut__static_serve(ut__conn *c)
     }
     ut_buf *body = &d->body;
     ut_buf_reset(body);
-    const char *why = NULL;
-    int status = read_whole(fd, body, &why);
-    if (status != 200) {
+    const char *why = read_whole(fd, body);
+    if (why) {
         ut__log(UT__LOG_ERROR, "demo file %s/%s: %s", base, rel, why);
-        ut__http_error(c, status, why, false);
+        ut__http_error(c, 500, why, false);
         return;
     }
     ut__http_respond(c, 200, type, NULL, body->data, body->len, false);
@@ -314,16 +229,12 @@ void ut__static_demo_config(ut__conn *c)
     ut_buf *body = &d->body;
     ut_buf_reset(body);
     ut_buf_append_cstr(body, "{\"transport\":\"websocket\",\"ingestToken\":");
-    if (d->ingest_token_len > 0)
-        ut_buf_append_json_str(body, ut_str_from(d->ingest_token, d->ingest_token_len));
+    if (ut__auth_ingest_token_required(&d->auth))
+        ut_buf_append_json_str(body, ut__auth_ingest_token(&d->auth));
     else
         ut_buf_append_cstr(body, "null");
     ut_buf_append_cstr(body, ",\"demoToken\":");
-    ut_buf_append_json_str(body, ut_str_from(d->demo_token, d->demo_token_len));
+    ut_buf_append_json_str(body, ut__auth_demo_token(&d->auth));
     ut_buf_append_cstr(body, "}\n");
-    if (body->oom) {
-        ut__http_error(c, 500, "out of memory", false);
-        return;
-    }
-    ut__http_respond(c, 200, "application/json", NULL, body->data, body->len, false);
+    ut__http_respond_json(c, UT_OK, 200);
 }

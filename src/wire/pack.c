@@ -196,3 +196,20 @@ ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out)
     }
     return UT_OK;
 }
+
+/* The largest head of an ack: a fixmap of one, the fixstr "ack", and a
+ * str32 header for the chunk. */
+#define ACK_HEAD_MAX_BYTES (1 + 4 + 5)
+
+ut_status ut_wire_pack_ack(ut_str chunk, ut_buf *out)
+{
+    /* Reserved up front, so that the packer cannot fail half way. */
+    if (chunk.len > SIZE_MAX - ACK_HEAD_MAX_BYTES || ut_buf_reserve(out, ACK_HEAD_MAX_BYTES + chunk.len) != UT_OK)
+        return UT_ENOMEM;
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_str_with_body(&pk, "ack", 3);
+    msgpack_pack_str_with_body(&pk, chunk.ptr ? chunk.ptr : "", chunk.len);
+    return UT_OK;
+}

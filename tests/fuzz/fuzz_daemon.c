@@ -39,7 +39,7 @@ static void daemon_stop(void)
     ut__daemon *d = &daemon_state;
     ut__daemon_shutdown(d, "end of fuzzing");
     uv_run(&daemon_loop, UV_RUN_DEFAULT);
-    FUZZ_CHECK(d->n_conns == 0, "every connection is freed at shutdown");
+    FUZZ_CHECK(ut__conn_count(d) == 0, "every connection is freed at shutdown");
     FUZZ_CHECK(ut__daemon_close(d) == UT_OK, "the daemon's loop closes cleanly");
     rmdir(runtime_dir);
 }
@@ -61,7 +61,7 @@ ut__daemon *fuzz_daemon(void)
     if (ut__settings_load(argc, argv, &d->settings, &action, err, sizeof err) != UT_OK ||
         ut_engine_new(&d->settings.engine, &d->engine, err, sizeof err) != UT_OK ||
         ut__daemon_open(d, &daemon_loop, err, sizeof err) != UT_OK ||
-        ut__record_start(d, err, sizeof err) != UT_OK) {
+        ut__recorder_start(d, err, sizeof err) != UT_OK) {
         fprintf(stderr, "fuzz daemon: %s\n", err);
         abort();
     }
@@ -73,11 +73,7 @@ ut__daemon *fuzz_daemon(void)
 
 static ut__conn *session_conn(const fuzz_session *s)
 {
-    for (ut__conn *c = s->d->conns; c; c = c->next) {
-        if (c->id == s->conn_id)
-            return c;
-    }
-    return NULL;
+    return ut__conn_find(s->d, s->conn_id);
 }
 
 bool fuzz_session_conn_alive(const fuzz_session *s)
@@ -92,13 +88,12 @@ void fuzz_session_open(fuzz_session *s)
     s->peer_eof = false;
     s->peer_reset = false;
     s->write_closed = false;
-    s->conns_before = s->d->n_conns;
+    s->conns_before = ut__conn_count(s->d);
     int fds[2];
     FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
                "a socketpair");
-    FUZZ_CHECK(ut__conn_adopt(s->d, UT__PROTO_HTTP, fds[0]) == UT_OK,
+    FUZZ_CHECK(ut__conn_adopt(s->d, &ut__http_ops, fds[0], &s->conn_id) == UT_OK,
                "the daemon adopts its end of the socketpair");
-    s->conn_id = s->d->next_conn_id;
     s->client = fds[1];
 }
 
@@ -141,7 +136,7 @@ void fuzz_session_pump(fuzz_session *s)
     for (int i = 0; idle < FUZZ_PUMP_IDLE_TURNS; i++) {
         FUZZ_CHECK(i < FUZZ_PUMP_MAX_TURNS, "the daemon settles without the client acting");
         /* Deferred work (kick) is due on the next turn: not idle yet. */
-        if (turn(s) || uv_is_active((uv_handle_t *)&s->d->kick))
+        if (turn(s) || ut__defer_pending(&s->d->defer))
             idle = 0;
         else
             idle++;
@@ -346,7 +341,7 @@ void fuzz_session_close(fuzz_session *s)
         ut__conn_abort(c, "fuzz: the client is gone");
         fuzz_session_pump(s);
     }
-    FUZZ_CHECK(!fuzz_session_conn_alive(s) && s->d->n_conns == s->conns_before,
+    FUZZ_CHECK(!fuzz_session_conn_alive(s) && ut__conn_count(s->d) == s->conns_before,
                "the connection is freed once its client is gone");
     /* FUZZ_DAEMON_SHOW=1 prints what the daemon answered, to see what an
      * input (a finding, a new seed) does. */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <http_parser.h>
+#include <jansson.h>
 #include <msgpack.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,6 +24,10 @@
 #include <unistd.h>
 
 #include "wire_internal.h"
+
+/* How often a wait on a condition the daemon sends no event for looks
+ * again. */
+#define ITEST_POLL_MS 10
 
 static int64_t now_ms(void)
 {
@@ -181,20 +186,43 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return 0;
 }
 
+bool itest_wait_exit(pid_t pid, int *status, int timeout_ms)
+{
+    /* SIGCHLD blocked, so that an exit between the check and the wait
+     * stays pending and ends the wait at once. A SIGCHLD of another child
+     * only makes the loop look again. */
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
+    int64_t deadline = now_ms() + timeout_ms;
+    bool exited = false;
+    for (;;) {
+        pid_t got = waitpid(pid, status, WNOHANG);
+        if (got == pid) {
+            exited = true;
+            break;
+        }
+        int64_t left = deadline - now_ms();
+        if ((got < 0 && errno != EINTR) || left <= 0)
+            break;
+        struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return exited;
+}
+
 int itest_stop(itest_daemon *d, int sig)
 {
     int result = -1;
     if (d->pid > 0) {
         kill(d->pid, sig);
-        int64_t deadline = now_ms() + 2 * ITEST_TIMEOUT_MS;
         int status = 0;
-        pid_t got = 0;
-        while ((got = waitpid(d->pid, &status, WNOHANG)) == 0 && now_ms() < deadline)
-            usleep(5000);
-        if (got == 0) {
+        if (!itest_wait_exit(d->pid, &status, 2 * ITEST_TIMEOUT_MS)) {
             kill(d->pid, SIGKILL);
             waitpid(d->pid, &status, 0);
-        } else if (got == d->pid && WIFEXITED(status)) {
+        } else if (WIFEXITED(status)) {
             result = WEXITSTATUS(status);
         }
         if (result != 0 && sig != SIGKILL) {
@@ -216,18 +244,54 @@ char *itest_log(const itest_daemon *d)
     return itest_read_file(d->log_path, NULL);
 }
 
-bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms)
+bool itest_wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms)
 {
     int64_t deadline = now_ms() + timeout_ms;
-    do {
-        char *log = itest_log(d);
-        bool found = log && strstr(log, needle);
-        ut_free(log);
-        if (found)
+    for (;;) {
+        if (cond(ud))
             return true;
-        usleep(10000);
-    } while (now_ms() < deadline);
-    return false;
+        if (now_ms() >= deadline)
+            return false;
+        poll(NULL, 0, ITEST_POLL_MS);
+    }
+}
+
+typedef struct log_needle {
+    const itest_daemon *d;
+    const char *needle;
+} log_needle;
+
+static bool log_has(void *ud)
+{
+    const log_needle *ln = ud;
+    char *log = itest_log(ln->d);
+    bool found = log && strstr(log, ln->needle);
+    ut_free(log);
+    return found;
+}
+
+bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms)
+{
+    log_needle ln = {d, needle};
+    return itest_wait_until(log_has, &ln, timeout_ms);
+}
+
+typedef struct metric_want {
+    const itest_daemon *d;
+    const char *sample;
+    long long want;
+} metric_want;
+
+static bool metric_is(void *ud)
+{
+    const metric_want *mw = ud;
+    return itest_metric(mw->d, mw->sample) == mw->want;
+}
+
+bool itest_wait_metric(const itest_daemon *d, const char *sample, long long want, int timeout_ms)
+{
+    metric_want mw = {d, sample, want};
+    return itest_wait_until(metric_is, &mw, timeout_ms);
 }
 
 int itest_connect_unix(const char *path)
@@ -457,4 +521,106 @@ void itest_pack_sync(ut_buf *out, const char *chunk)
     msgpack_pack_map(&pk, 1);
     msgpack_pack_str_with_body(&pk, "chunk", 5);
     msgpack_pack_str_with_body(&pk, chunk, strlen(chunk));
+}
+
+void itest_escape(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < cap; p++) {
+        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.') {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Reads what the stream sends next, waiting at most until `deadline`. */
+static bool sse_read(itest_sse *s, int64_t deadline)
+{
+    char buf[65536];
+    int left = (int)(deadline - now_ms());
+    ssize_t n = left > 0 ? itest_recv(s->fd, buf, sizeof buf, left) : -1;
+    if (n <= 0)
+        return false;
+    return ut_buf_append(&s->seen, buf, (size_t)n) == UT_OK;
+}
+
+bool itest_sse_open(const itest_daemon *d, const char *query, itest_sse *s)
+{
+    *s = (itest_sse){.fd = itest_connect_unix(d->http_sock), .seen = UT_BUF_INIT};
+    char req[512];
+    snprintf(req, sizeof req, "GET /v1/events%s HTTP/1.1\r\nHost: localhost\r\n\r\n", query);
+    if (s->fd < 0 || !itest_send(s->fd, req, strlen(req)))
+        return false;
+    int64_t deadline = now_ms() + ITEST_TIMEOUT_MS;
+    while (!(s->seen.data && strstr(s->seen.data, "\r\n\r\n"))) {
+        if (!sse_read(s, deadline))
+            return false;
+    }
+    s->scanned = (size_t)(strstr(s->seen.data, "\r\n\r\n") + 4 - s->seen.data);
+    return strstr(s->seen.data, "Content-Type: text/event-stream") != NULL;
+}
+
+void itest_sse_close(itest_sse *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    ut_buf_free(&s->seen);
+}
+
+/* Whether the data of a `trace` message is `tab`'s trace `text`. */
+static bool trace_message_is(const char *data, size_t len, const char *tab, const char *text)
+{
+    json_error_t jerr;
+    json_t *msg = json_loadb(data, len, 0, &jerr);
+    const char *t = json_string_value(json_object_get(msg, "tab"));
+    const char *got = json_string_value(json_object_get(msg, "text"));
+    bool is = t && got && strcmp(t, tab) == 0 && strcmp(got, text) == 0;
+    json_decref(msg);
+    return is;
+}
+
+bool itest_sse_wait_trace(itest_sse *s, const char *tab, const char *text, int timeout_ms)
+{
+    static const char head[] = "event: trace\ndata: ";
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        /* Every whole message not yet looked at; a message ends at a blank
+         * line. */
+        char *end;
+        while (s->seen.data && (end = strstr(s->seen.data + s->scanned, "\n\n")) != NULL) {
+            const char *msg = s->seen.data + s->scanned;
+            s->scanned = (size_t)(end + 2 - s->seen.data);
+            if (strncmp(msg, head, sizeof head - 1) == 0 &&
+                trace_message_is(msg + sizeof head - 1, (size_t)(end - msg) - (sizeof head - 1), tab, text))
+                return true;
+        }
+        if (!sse_read(s, deadline))
+            return false;
+    }
+}
+
+char *itest_wait_trace(const itest_daemon *d, const char *tab, const char *text, int timeout_ms)
+{
+    char esc[400], query[512], target[512];
+    itest_escape(tab, esc, sizeof esc);
+    snprintf(query, sizeof query, "?tab=%s", esc);
+    snprintf(target, sizeof target, "/v1/tabs/%s/trace", esc);
+    itest_sse s;
+    bool open = itest_sse_open(d, query, &s);
+    /* Subscribed first: a change after this trace is read is on the
+     * stream. */
+    char *got = itest_get(d, target, 200);
+    if (open && got && strcmp(got, text) != 0 && itest_sse_wait_trace(&s, tab, text, timeout_ms)) {
+        ut_free(got);
+        got = itest_get(d, target, 200);
+    }
+    itest_sse_close(&s);
+    return got;
 }

@@ -15,6 +15,10 @@
 #include "uitrail/common.h"
 
 #define ITEST_TIMEOUT_MS 10000
+/* How long a live daemon may take to settle a fixture's traces on its own
+ * clock (marks, the busy cap, dead clicks), with slack for a loaded
+ * machine. Only an upper bound: a test never waits for it to pass. */
+#define ITEST_SETTLE_MS 30000
 
 typedef struct itest_daemon {
     pid_t pid;
@@ -35,6 +39,9 @@ bool itest_start(itest_daemon *d, const char *const *args);
 /* Sends `sig` and returns the exit status (-1 for a crash or a timeout).
  * Removes the private directory. */
 int itest_stop(itest_daemon *d, int sig);
+/* Waits for the child `pid` to exit, at most `timeout_ms`, and reaps it
+ * into `status`. False (the child still running) on timeout. */
+bool itest_wait_exit(pid_t pid, int *status, int timeout_ms);
 /* The daemon's stderr so far (caller frees). */
 char *itest_log(const itest_daemon *d);
 /* Waits until the log contains `needle`. */
@@ -71,6 +78,36 @@ char *itest_get(const itest_daemon *d, const char *target, int want_status);
  * "uitrail_events_duplicate_total" or
  * "uitrail_events_rejected_total{reason=\"wrong_type\"}"; -1 when absent. */
 long long itest_metric(const itest_daemon *d, const char *sample);
+
+/* Waits until `cond(ud)` holds, looking again every few milliseconds, for
+ * at most `timeout_ms`: for a condition the daemon sends no event for (a
+ * gauge of /metrics, a line in its log, a connection it has let go).
+ * Returns whether it held. */
+bool itest_wait_until(bool (*cond)(void *ud), void *ud, int timeout_ms);
+/* Waits until the /metrics sample `sample` equals `want`. */
+bool itest_wait_metric(const itest_daemon *d, const char *sample, long long want, int timeout_ms);
+
+/* Percent-encodes `s` for a URL path segment or a query value. */
+void itest_escape(const char *s, char *out, size_t cap);
+
+/* An event stream, GET /v1/events?QUERY over http.sock: open once its
+ * headers are in (the daemon has it subscribed by then). `seen` holds
+ * what it has sent. */
+typedef struct itest_sse {
+    int fd;
+    ut_buf seen;
+    size_t scanned; /* bytes of `seen` already looked at for messages */
+} itest_sse;
+
+bool itest_sse_open(const itest_daemon *d, const char *query, itest_sse *s);
+void itest_sse_close(itest_sse *s);
+/* Reads until a `trace` message for `tab` carries `text` (as the trace
+ * endpoint serves it), or `timeout_ms` runs out. */
+bool itest_sse_wait_trace(itest_sse *s, const char *tab, const char *text, int timeout_ms);
+/* Waits until GET /v1/tabs/TAB/trace serves `text`: at once, or when the
+ * daemon's event stream says the trace changed to it. Returns the trace
+ * last served (caller frees). */
+char *itest_wait_trace(const itest_daemon *d, const char *tab, const char *text, int timeout_ms);
 
 /* Reads a whole file (caller frees); NULL if it cannot. */
 char *itest_read_file(const char *path, size_t *len);

@@ -289,23 +289,6 @@ static int session_teardown(void **state)
     return 0;
 }
 
-static void escape_segment(const char *tab, char *out, size_t cap)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)tab; *p && o + 4 < cap; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '_' || *p == '.') {
-            out[o++] = (char)*p;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        }
-    }
-    out[o] = '\0';
-}
-
 static void assert_traces_match(const itest_daemon *d, const session *s)
 {
     /* The in-process engine is the reference; the fixture's expected trace
@@ -317,24 +300,17 @@ static void assert_traces_match(const itest_daemon *d, const session *s)
         assert_string_equal(s->reference[0], expected);
     ut_free(expected);
     /* The live daemon settles on its own clock (a stable mark comes after
-     * the quiet time): wait for the page to be stable, then the trace must
-     * be replay's, at once or within a few timer turns. */
+     * the quiet time): wait for the page to be stable, then for the trace
+     * to become replay's, which the event stream says when it does. */
     for (size_t i = 0; i < s->ntabs; i++) {
         char esc[400], target[512];
-        escape_segment(s->tabs[i], esc, sizeof esc);
+        itest_escape(s->tabs[i], esc, sizeof esc);
         snprintf(target, sizeof target, "/v1/tabs/%s/stable?wait_ms=10000", esc);
         char *stable = itest_get(d, target, 200);
         assert_non_null(stable);
         ut_free(stable);
-        char *got = NULL;
-        for (int tries = 0; tries < 100; tries++) {
-            ut_free(got);
-            got = trace_of(d, esc, NULL);
-            assert_non_null(got);
-            if (strcmp(got, s->reference[i]) == 0)
-                break;
-            usleep(50000);
-        }
+        char *got = itest_wait_trace(d, s->tabs[i], s->reference[i], ITEST_SETTLE_MS);
+        assert_non_null(got);
         assert_string_equal(got, s->reference[i]);
         ut_free(got);
     }
@@ -963,6 +939,15 @@ static void test_daemon_idle_timeouts(void **state)
     stop_clean(&d);
 }
 
+/* Whether GET /healthz answers 200 (a connection is served). */
+static bool healthz_ok(void *ud)
+{
+    itest_response r;
+    bool ok = itest_http(ud, false, NULL, "GET", "/healthz", NULL, NULL, 0, &r) && r.status == 200;
+    itest_response_free(&r);
+    return ok;
+}
+
 static void test_daemon_connection_cap(void **state)
 {
     (void)state;
@@ -987,17 +972,8 @@ static void test_daemon_connection_cap(void **state)
     assert_true(itest_log_wait(&d, "--max-connections", ITEST_TIMEOUT_MS));
     for (int i = 0; i < 3; i++)
         close(held[i]);
-    /* Once they are gone, connections are served again. */
-    char *ok = NULL;
-    for (int tries = 0; tries < 100 && !ok; tries++) {
-        usleep(20000);
-        itest_response rr;
-        if (itest_http(&d, false, NULL, "GET", "/healthz", NULL, NULL, 0, &rr) && rr.status == 200)
-            ok = ut_strndup("ok", 2);
-        itest_response_free(&rr);
-    }
-    assert_non_null(ok);
-    ut_free(ok);
+    /* Once the daemon has let them go, connections are served again. */
+    assert_true(itest_wait_until(healthz_ok, &d, ITEST_TIMEOUT_MS));
     assert_true(itest_metric(&d, "uitrail_connections_refused_total{cause=\"cap\"}") >= 1);
     stop_clean(&d);
 }
@@ -1231,13 +1207,19 @@ static void test_daemon_stable_wait(void **state)
     (void)state;
     itest_daemon d;
     start(&d, NULL);
-    /* A tab without mutations answers at once. */
+    /* A tab without mutations answers at once: nothing is known to change,
+     * and its state is unknown (as in its JSON trace). */
     ingest_json(&d, "[\"uitrail.click\", 1700000000, {\"tab\":\"calm\",\"role\":\"button\",\"name\":\"A\",\"el\":\"a\"}]");
     char *body = itest_get(&d, "/v1/tabs/calm/stable?wait_ms=5000", 200);
     assert_non_null(body);
-    assert_non_null(strstr(body, "\"stable\":true"));
-    assert_non_null(strstr(body, "\"state\":\"stable\""));
+    assert_string_equal(body, "{\"stable\":true,\"state\":\"unknown\",\"marks\":0,\"since\":null,"
+                              "\"intensity\":0.000,\"busy\":0}\n");
     ut_free(body);
+    char *trace = itest_get(&d, "/v1/tabs/calm/trace?format=json", 200);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "\"page\":{\"stable\":true,\"state\":\"unknown\",\"marks\":0,"
+                                  "\"since\":null,\"intensity\":0.000,\"busy\":0}}"));
+    ut_free(trace);
     /* A busy page is not stable: the wait runs out. */
     make_busy_tab(&d, "busy");
     body = itest_get(&d, "/v1/tabs/busy/stable?wait_ms=300", 200);
@@ -1422,8 +1404,10 @@ static void test_daemon_sigterm_with_open_connections(void **state)
     assert_true(itest_send(waiter, wait, sizeof wait - 1));
     int partial = itest_connect_unix(d.ingest_sock);
     assert_true(itest_send(partial, "\x93\xabuitrail", 9));
-    assert_true(itest_log_wait(&d, "started", ITEST_TIMEOUT_MS));
-    usleep(100000);
+    /* The daemon holds all three (and the scrape that asks it). */
+    assert_true(itest_wait_metric(&d, "uitrail_stable_waiters", 1, ITEST_TIMEOUT_MS));
+    assert_true(itest_wait_metric(&d, "uitrail_event_streams", 1, ITEST_TIMEOUT_MS));
+    assert_true(itest_wait_metric(&d, "uitrail_connections", 4, ITEST_TIMEOUT_MS));
     char http_sock[400], ingest_sock[400];
     snprintf(http_sock, sizeof http_sock, "%s", d.http_sock);
     snprintf(ingest_sock, sizeof ingest_sock, "%s", d.ingest_sock);
@@ -1499,11 +1483,7 @@ static void expect_start_failure(const char *const *args, const char *message)
     }
     /* A daemon that starts after all is stopped rather than waited for. */
     int status = 0;
-    pid_t got = 0;
-    for (int waited_ms = 0; (got = waitpid(pid, &status, WNOHANG)) == 0 && waited_ms < ITEST_TIMEOUT_MS;
-         waited_ms += 10)
-        usleep(10000);
-    if (got == 0) {
+    if (!itest_wait_exit(pid, &status, ITEST_TIMEOUT_MS)) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
     }

@@ -267,10 +267,9 @@ static bool got_close(const ws_client *cl, const void *arg)
     return cl->close_code != 0;
 }
 
-static bool got_eof(const ws_client *cl, const void *arg)
+static bool got_binaries(const ws_client *cl, const void *arg)
 {
-    (void)arg;
-    return cl->eof;
+    return cl->binaries.len >= *(const size_t *)arg;
 }
 
 static bool got_pong(const ws_client *cl, const void *arg)
@@ -489,16 +488,9 @@ static void test_ws_session_gives_replay_trace(void **state)
     assert_non_null(stable);
     ut_free(stable);
     /* The live daemon settles on its own clock: the trace must become
-     * replay's within a few timer turns. */
-    char *got = NULL;
-    for (int tries = 0; tries < 100; tries++) {
-        ut_free(got);
-        got = itest_get(&d, "/v1/tabs/" SESSION_TAB "/trace", 200);
-        assert_non_null(got);
-        if (strcmp(got, expected) == 0)
-            break;
-        usleep(50000);
-    }
+     * replay's, which the event stream says when it does. */
+    char *got = itest_wait_trace(&d, SESSION_TAB, expected, ITEST_SETTLE_MS);
+    assert_non_null(got);
     assert_string_equal(got, expected);
     ut_free(got);
     client_free(&cl);
@@ -526,17 +518,64 @@ static void test_ws_acks_each_chunk_as_json_text(void **state)
     assert_true(client_pump(&cl, got_text, "{\"ack\":\"second\"}", ITEST_TIMEOUT_MS));
     assert_string_equal(cl.texts.data, "{\"ack\":\"first\"}\n{\"ack\":\"second\"}\n");
     /* A chunk id that is not printable ASCII comes back byte for byte, as
-     * msgpack in a binary message. */
+     * msgpack in a binary message (the Forward ack, as on a Unix socket). */
     ut_buf odd = UT_BUF_INIT;
     itest_pack_sync(&odd, "\x01\xff");
     client_queue(&cl, WSLAY_BINARY_FRAME, odd.data, odd.len);
     ut_buf_free(&odd);
-    static const char want[] = "\x81\xa3" "ack" "\xda\x00\x02\x01\xff";
-    for (int64_t end = now_ms() + ITEST_TIMEOUT_MS; cl.binaries.len < sizeof want - 1 && now_ms() < end;)
-        client_pump(&cl, got_eof, NULL, 100);
+    static const char want[] = "\x81\xa3" "ack" "\xa2\x01\xff";
+    size_t want_len = sizeof want - 1;
+    assert_true(client_pump(&cl, got_binaries, &want_len, ITEST_TIMEOUT_MS));
     assert_int_equal(cl.binaries.len, sizeof want - 1);
     assert_memory_equal(cl.binaries.data, want, sizeof want - 1);
     assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 3);
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+/* A chunk id may be as long as any msgpack string the decoder takes
+ * (UT_WIRE_STR_MAX_BYTES): at that length it still comes back whole, in
+ * JSON when it is printable ASCII and in msgpack when it is not. (The
+ * msgpack ack was once encoded by hand as a str16, whose length field
+ * cannot hold 65 536: it declared an empty string.) */
+static void test_ws_acks_the_longest_chunk_id_whole(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    ws_client cl;
+    client_open(&cl, &d);
+    char *chunk = ut_malloc(UT_WIRE_STR_MAX_BYTES + 1);
+    assert_non_null(chunk);
+    for (size_t i = 0; i < UT_WIRE_STR_MAX_BYTES; i++)
+        chunk[i] = (char)(1 + i % 255); /* no NUL, and mostly not printable */
+    chunk[UT_WIRE_STR_MAX_BYTES] = '\0';
+    ut_buf sync = UT_BUF_INIT;
+    itest_pack_sync(&sync, chunk);
+    client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf_reset(&sync);
+    /* {"ack": chunk} with the chunk as a str32: 0xdb and its length in
+     * four bytes, big-endian. */
+    ut_buf want_ack = UT_BUF_INIT;
+    ut_buf_append(&want_ack, "\x81\xa3" "ack" "\xdb\x00\x01\x00\x00", 10);
+    ut_buf_append(&want_ack, chunk, UT_WIRE_STR_MAX_BYTES);
+    assert_true(client_pump(&cl, got_binaries, &want_ack.len, ITEST_TIMEOUT_MS));
+    assert_int_equal(cl.binaries.len, want_ack.len);
+    assert_memory_equal(cl.binaries.data, want_ack.data, want_ack.len);
+    ut_buf_free(&want_ack);
+
+    /* The same length in printable ASCII: one JSON text message. */
+    memset(chunk, 'c', UT_WIRE_STR_MAX_BYTES);
+    itest_pack_sync(&sync, chunk);
+    client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf want = UT_BUF_INIT;
+    ut_buf_printf(&want, "{\"ack\":\"%s\"}\n", chunk);
+    assert_true(client_pump(&cl, got_text, want.data, ITEST_TIMEOUT_MS));
+    assert_string_equal(cl.texts.data, want.data);
+    assert_int_equal(itest_metric(&d, "uitrail_acks_total"), 2);
+    ut_buf_free(&want);
+    ut_buf_free(&sync);
+    ut_free(chunk);
     client_free(&cl);
     stop_clean(&d);
 }
@@ -619,8 +658,9 @@ static void test_ws_bad_messages_close_only_that_connection(void **state)
     client_free(&bystander);
     assert_int_equal(itest_metric(&d, "uitrail_protocol_errors_total{proto=\"forward\"}"),
                      (long long)(sizeof cases / sizeof cases[0]));
-    /* Each error was logged with a sanitized sample. */
-    assert_true(itest_log_wait(&d, "WebSocket closed with 1002: ", 1000));
+    /* Each error was logged, on the one protocol-error path, with a
+     * sanitized sample. */
+    assert_true(itest_log_wait(&d, "(websocket tcp): protocol error: ", 1000));
     assert_true(itest_log_wait(&d, "input: \"\\xc1\"", 1000));
     stop_clean(&d);
 }
@@ -783,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_ws_ingest_token),
         cmocka_unit_test(test_ws_session_gives_replay_trace),
         cmocka_unit_test(test_ws_acks_each_chunk_as_json_text),
+        cmocka_unit_test(test_ws_acks_the_longest_chunk_id_whole),
         cmocka_unit_test(test_ws_ping_pong_and_close_handshake),
         cmocka_unit_test(test_ws_bad_messages_close_only_that_connection),
         cmocka_unit_test(test_ws_oversize_message_closes_1009),

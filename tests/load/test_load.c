@@ -630,6 +630,18 @@ static unsigned check_tabs_listing(const itest_daemon *d)
     return stable;
 }
 
+/* Whether every tab of the load is listed and stable. */
+static bool all_tabs_stable(void *ud)
+{
+    return check_tabs_listing(ud) == INGEST_CONNS;
+}
+
+/* Whether the daemon holds every connection of the load (and the scrape). */
+static bool all_connected(void *ud)
+{
+    return metric(ud, "uitrail_connections") >= LOAD_CONNS;
+}
+
 /* Every tab's JSON trace holds every alert, seq 30 down to 2, and the
  * navigation. */
 static void check_every_trace(const itest_daemon *d)
@@ -680,15 +692,11 @@ static void test_load_concurrent_ingest_and_reads(void **state)
     int64_t t0 = now_ms();
     connect_all(s);
     /* Every connection is open at once before the load begins. */
-    int64_t deadline = now_ms() + ITEST_TIMEOUT_MS;
-    while (metric(&s->d, "uitrail_connections") < LOAD_CONNS) {
-        assert_true(now_ms() < deadline);
-        usleep(10000);
-    }
+    assert_true(itest_wait_until(all_connected, &s->d, ITEST_TIMEOUT_MS));
     for (unsigned i = 0; i < INGEST_CONNS; i++)
         ingest_send_batch(s, &s->peers[i]);
 
-    deadline = now_ms() + LOAD_DEADLINE_MS;
+    int64_t deadline = now_ms() + LOAD_DEADLINE_MS;
     struct epoll_event evs[512];
     while (s->ingest_done < INGEST_CONNS || s->readers_done < READER_CONNS ||
            s->waiters_done < WAITER_CONNS) {
@@ -750,11 +758,7 @@ static void test_load_concurrent_ingest_and_reads(void **state)
             fail_msg("%s is %lld, not 0", zero[i], metric(&s->d, zero[i]));
     }
     /* Every page settles 200 ms after its last mutation. */
-    deadline = now_ms() + ITEST_TIMEOUT_MS;
-    while (check_tabs_listing(&s->d) < INGEST_CONNS) {
-        assert_true(now_ms() < deadline);
-        usleep(50000);
-    }
+    assert_true(itest_wait_until(all_tabs_stable, &s->d, ITEST_TIMEOUT_MS));
     check_every_trace(&s->d);
     assert_log_quiet(&s->d);
 
@@ -1189,11 +1193,7 @@ static void test_load_tab_flood_stays_at_cap(void **state)
     ut_free(gone);
 
     /* Then, with no more events, idle eviction empties the table. */
-    int64_t deadline = now_ms() + FLOOD_IDLE_MS + ITEST_TIMEOUT_MS;
-    while (metric(&d, "uitrail_tabs") > 0) {
-        assert_true(now_ms() < deadline);
-        usleep(50000);
-    }
+    assert_true(itest_wait_metric(&d, "uitrail_tabs", 0, FLOOD_IDLE_MS + ITEST_TIMEOUT_MS));
     assert_int_equal(metric(&d, "uitrail_tab_evictions_total{cause=\"cap\"}") +
                          metric(&d, "uitrail_tab_evictions_total{cause=\"idle\"}"),
                      FLOOD_TABS);

@@ -2,7 +2,7 @@
  * daemon: a fixture session's JSON body is converted to msgpack, fed in
  * small pieces through a Forward decoder whose sink applies each event to
  * an engine (as src/daemon/ingest.c does), every applied event is turned
- * into its SSE JSON and its recording entry (as notify.c and record.c do),
+ * into its SSE JSON and its recording entry (as sse.c and recorder.c do),
  * and then every serializer runs: the text trace plain, framed and cut,
  * the JSON trace and GET /v1/tabs.
  *

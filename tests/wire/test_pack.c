@@ -151,6 +151,63 @@ static void test_pack_out_of_memory_walk(void **state)
     }
 }
 
+/* The ack {"ack": chunk} at every length where msgpack changes the form of
+ * a str (fixstr, str8, str16, str32), up to the longest chunk the decoder
+ * takes: each decodes to one map holding the chunk whole, and nothing
+ * after it. (At 65 536 bytes a str16 header cannot hold the length.) */
+static void test_pack_ack_at_every_str_form(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {0, 1, 31, 32, 255, 256, 65535, UT_WIRE_STR_MAX_BYTES};
+    char *chunk = malloc(UT_WIRE_STR_MAX_BYTES);
+    assert_non_null(chunk);
+    for (size_t i = 0; i < UT_WIRE_STR_MAX_BYTES; i++)
+        chunk[i] = (char)(i * 7 + 1);
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        size_t len = lengths[i];
+        ut_buf bytes = UT_BUF_INIT;
+        ut_buf_append_cstr(&bytes, "x");
+        assert_int_equal(ut_wire_pack_ack(ut_str_from(chunk, len), &bytes), UT_OK);
+        msgpack_unpacked msg;
+        msgpack_unpacked_init(&msg);
+        size_t off = 1;
+        assert_int_equal(msgpack_unpack_next(&msg, bytes.data, bytes.len, &off), MSGPACK_UNPACK_SUCCESS);
+        if (off != bytes.len)
+            fail_msg("a chunk of %zu bytes: %zu bytes follow the ack", len, bytes.len - off);
+        const msgpack_object *o = &msg.data;
+        assert_int_equal(o->type, MSGPACK_OBJECT_MAP);
+        assert_int_equal(o->via.map.size, 1);
+        const msgpack_object_kv *kv = o->via.map.ptr;
+        assert_int_equal(kv->key.type, MSGPACK_OBJECT_STR);
+        assert_int_equal(kv->key.via.str.size, 3);
+        assert_memory_equal(kv->key.via.str.ptr, "ack", 3);
+        assert_int_equal(kv->val.type, MSGPACK_OBJECT_STR);
+        if (kv->val.via.str.size != len)
+            fail_msg("a chunk of %zu bytes came back as %u bytes", len, kv->val.via.str.size);
+        if (len)
+            assert_memory_equal(kv->val.via.str.ptr, chunk, len);
+        msgpack_unpacked_destroy(&msg);
+        ut_buf_free(&bytes);
+    }
+    free(chunk);
+}
+
+/* Out of memory, the ack appends nothing. */
+static void test_pack_ack_out_of_memory(void **state)
+{
+    (void)state;
+    ut_buf bytes = UT_BUF_INIT;
+    ut_buf_append_cstr(&bytes, "x");
+    wt_alloc_fail_after(0);
+    ut_status st = ut_wire_pack_ack(UT_STR_LIT("a chunk id longer than the buffer has room for: 64 bytes and more"),
+                                    &bytes);
+    wt_alloc_restore();
+    assert_int_equal(st, UT_ENOMEM);
+    assert_int_equal(bytes.len, 1);
+    assert_string_equal(bytes.data, "x");
+    ut_buf_free(&bytes);
+}
+
 int wt_run_pack_tests(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +216,8 @@ int wt_run_pack_tests(void)
         cmocka_unit_test(test_pack_is_message_mode_with_event_time),
         cmocka_unit_test(test_pack_refuses_what_event_time_cannot_hold),
         cmocka_unit_test(test_pack_out_of_memory_walk),
+        cmocka_unit_test(test_pack_ack_at_every_str_form),
+        cmocka_unit_test(test_pack_ack_out_of_memory),
     };
     return cmocka_run_group_tests_name("pack", tests, NULL, NULL);
 }

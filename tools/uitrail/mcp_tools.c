@@ -343,8 +343,8 @@ static const ut__mcp_tool tools[] = {
         .output_schema =
             "{\"type\":\"object\",\"required\":[\"stable\"],\"properties\":{"
             "\"stable\":{\"type\":\"boolean\",\"description\":\"Whether the page is stable now.\"},"
-            "\"state\":{\"type\":\"string\",\"description\":\"stable, or changing.\"},"
-            "\"since\":{\"type\":\"integer\",\"description\":\"Since when it is in that state, ms since the Unix epoch.\"},"
+            "\"state\":{\"type\":\"string\",\"description\":\"stable, changing, or unknown (the page never reported DOM activity).\"},"
+            "\"since\":{\"type\":[\"integer\",\"null\"],\"description\":\"Since when it is in that state, ms since the Unix epoch; null before its first mark.\"},"
             "\"marks\":{\"type\":\"integer\",\"description\":\"Stable/changing transitions of the tab so far.\"},"
             "\"intensity\":{\"type\":\"number\",\"description\":\"Current DOM change intensity (0 when quiet).\"},"
             "\"busy\":{\"type\":\"integer\",\"description\":\"Loading indicators on the page (spinners, progress bars).\"}"

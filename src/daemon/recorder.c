@@ -27,6 +27,7 @@
  * on the same thread; it trades ingest latency for durability. */
 #include "daemon.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,9 +41,8 @@
 
 struct ut__rec_file {
     ut__rec_file *hash_next;
-    ut__rec_file *lru_prev, *lru_next;         /* open files only */
-    ut__rec_file *touched_prev, *touched_next; /* on the touched list only */
-    bool touched;
+    ut_list open_link;    /* on the open list exactly while `writer` is set */
+    ut_list touched_link; /* on the touched list: written since the last ack */
     bool stopped;         /* an error stopped this tab's recording */
     ut_rec_writer *writer; /* NULL when no file is open */
     int fd;               /* -1 when no file is open */
@@ -108,54 +108,18 @@ static void table_remove(ut__recorder *r, ut__rec_file *f)
 
 /* ---- the open-file and touched lists ---- */
 
-static void lru_unlink(ut__recorder *r, ut__rec_file *f)
+static ut__rec_file *open_entry(ut_list *l)
 {
-    if (f->lru_prev)
-        f->lru_prev->lru_next = f->lru_next;
-    else
-        r->lru_head = f->lru_next;
-    if (f->lru_next)
-        f->lru_next->lru_prev = f->lru_prev;
-    else
-        r->lru_tail = f->lru_prev;
-    f->lru_prev = f->lru_next = NULL;
+    return l ? ut_list_entry(l, ut__rec_file, open_link) : NULL;
 }
 
-static void lru_push_head(ut__recorder *r, ut__rec_file *f)
+/* The file at the front of the open list is the one written last. */
+static void mark_written(ut__recorder *r, ut__rec_file *f)
 {
-    f->lru_prev = NULL;
-    f->lru_next = r->lru_head;
-    if (r->lru_head)
-        r->lru_head->lru_prev = f;
-    r->lru_head = f;
-    if (!r->lru_tail)
-        r->lru_tail = f;
-}
-
-static void touched_link(ut__recorder *r, ut__rec_file *f)
-{
-    if (f->touched)
-        return;
-    f->touched = true;
-    f->touched_prev = NULL;
-    f->touched_next = r->touched;
-    if (r->touched)
-        r->touched->touched_prev = f;
-    r->touched = f;
-}
-
-static void touched_unlink(ut__recorder *r, ut__rec_file *f)
-{
-    if (!f->touched)
-        return;
-    if (f->touched_prev)
-        f->touched_prev->touched_next = f->touched_next;
-    else
-        r->touched = f->touched_next;
-    if (f->touched_next)
-        f->touched_next->touched_prev = f->touched_prev;
-    f->touched_prev = f->touched_next = NULL;
-    f->touched = false;
+    assert(f->writer && ut_list_linked(&f->open_link));
+    ut_list_move_front(&r->open, &f->open_link);
+    if (!ut_list_linked(&f->touched_link))
+        ut_list_push_front(&r->touched, &f->touched_link);
 }
 
 /* ---- files ---- */
@@ -166,8 +130,9 @@ static void file_release(ut__recorder *r, ut__rec_file *f)
 {
     if (!f->writer)
         return;
-    touched_unlink(r, f);
-    lru_unlink(r, f);
+    assert(ut_list_linked(&f->open_link) && r->n_open > 0);
+    ut_list_remove(&f->touched_link);
+    ut_list_remove(&f->open_link);
     r->n_open--;
     if (close(f->fd) != 0)
         ut__log(UT__LOG_WARN, "closing the recording of tab '%.*s' failed: %s", (int)f->tab_len, f->tab,
@@ -327,7 +292,7 @@ static void file_open(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
         return;
     }
     f->fd = fd;
-    lru_push_head(r, f);
+    ut_list_push_front(&r->open, &f->open_link);
     r->n_open++;
     d->m.record_files++;
     ut__log(UT__LOG_DEBUG, "recording tab '%.*s' to %s/%s", (int)f->tab_len, f->tab, d->settings.record_dir,
@@ -345,8 +310,9 @@ static void on_flush_timer(uv_timer_t *t)
     r->timer_due = INT64_MAX;
     int64_t now = ut__wall_us();
     int64_t next = INT64_MAX;
-    for (ut__rec_file *f = r->lru_head, *following; f; f = following) {
-        following = f->lru_next; /* a failed write unlinks f */
+    ut_list *l, *following;
+    ut_list_foreach_safe(l, following, &r->open) { /* a failed write unlinks f */
+        ut__rec_file *f = open_entry(l);
         ut_str frame = UT_STR_NULL;
         ut_status st = ut_rec_writer_flush_due(f->writer, now, &frame);
         file_after_writer(d, f, st, frame);
@@ -375,10 +341,12 @@ static void arm_timer(ut__daemon *d, int64_t due_us)
 
 /* ---- the daemon's calls ---- */
 
-ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen)
+ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
 {
     ut__recorder *r = &d->rec;
     *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT};
+    ut_list_init(&r->open);
+    ut_list_init(&r->touched);
     const char *dir = d->settings.record_dir;
     if (!dir)
         return UT_OK;
@@ -416,7 +384,7 @@ ut_status ut__record_start(ut__daemon *d, char *err, size_t errlen)
     return UT_OK;
 }
 
-void ut__record_event(ut__daemon *d, const ut_event *ev)
+void ut__recorder_event(ut__daemon *d, const ut_event *ev)
 {
     ut__recorder *r = &d->rec;
     if (!r->enabled || d->stopping)
@@ -436,6 +404,8 @@ void ut__record_event(ut__daemon *d, const ut_event *ev)
             return;
         }
         f->fd = -1;
+        ut_list_init(&f->open_link);
+        ut_list_init(&f->touched_link);
         f->hash = hash;
         f->tab_len = ev->tab.len;
         memcpy(f->tab, ev->tab.ptr, ev->tab.len);
@@ -446,8 +416,8 @@ void ut__record_event(ut__daemon *d, const ut_event *ev)
         r->n_entries++;
     }
     if (!f->writer) {
-        while (r->n_open >= d->settings.record_max_files && r->lru_tail)
-            file_close(d, r->lru_tail);
+        while (r->n_open >= d->settings.record_max_files && !ut_list_empty(&r->open))
+            file_close(d, open_entry(ut_list_last(&r->open)));
         file_open(d, f, ev);
         if (!f->writer) {
             if (!f->stopped)
@@ -468,15 +438,11 @@ void ut__record_event(ut__daemon *d, const ut_event *ev)
     file_after_writer(d, f, st, frame);
     if (!f->writer)
         return;
-    if (f != r->lru_head) {
-        lru_unlink(r, f);
-        lru_push_head(r, f);
-    }
-    touched_link(r, f);
+    mark_written(r, f);
     arm_timer(d, ut_rec_writer_deadline(f->writer));
 }
 
-void ut__record_tab_gone(ut__daemon *d, ut_str tab)
+void ut__recorder_tab_gone(ut__daemon *d, ut_str tab)
 {
     ut__recorder *r = &d->rec;
     if (!r->enabled)
@@ -486,17 +452,17 @@ void ut__record_tab_gone(ut__daemon *d, ut_str tab)
         file_close(d, f);
 }
 
-void ut__record_sync(ut__daemon *d)
+void ut__recorder_sync(ut__daemon *d)
 {
     ut__recorder *r = &d->rec;
-    while (r->touched) {
-        ut__rec_file *f = r->touched;
-        touched_unlink(r, f);
-        file_flush(d, f);
+    ut_list *l;
+    while ((l = ut_list_first(&r->touched)) != NULL) {
+        ut_list_remove(l);
+        file_flush(d, ut_list_entry(l, ut__rec_file, touched_link));
     }
 }
 
-void ut__record_stop(ut__daemon *d)
+void ut__recorder_stop(ut__daemon *d)
 {
     ut__recorder *r = &d->rec;
     if (!r->enabled)
@@ -517,4 +483,9 @@ void ut__record_stop(ut__daemon *d)
         ut__log(UT__LOG_WARN, "fsync of %s failed: %s", d->settings.record_dir, strerror(errno));
     close(r->dir_fd);
     r->dir_fd = -1;
+}
+
+size_t ut__recorder_open_files(const ut__daemon *d)
+{
+    return d->rec.n_open;
 }

@@ -1,0 +1,77 @@
+/* auth.c: who may talk to uitraild.
+ *
+ * Over TCP a read carries the bearer token the daemon wrote, mode 0600,
+ * into its runtime directory; over a Unix socket the kernel tells us the
+ * peer's uid (SO_PEERCRED), which must be ours or one of --allow-uid. A
+ * browser's WebSocket is let in by its Origin (the daemon's own HTTP
+ * origin or --allow-origin) and, when one is configured, the ingest token;
+ * the demo's read-only token serves --demo's live panel. A Host header
+ * must name one of the daemon's own addresses where that matters (a guard
+ * against DNS rebinding).
+ *
+ * Below the connections: it reads the settings and its own state, and the
+ * listeners tell it the addresses it answers on. */
+#ifndef UT_DAEMON_AUTH_H
+#define UT_DAEMON_AUTH_H
+
+#include <sys/types.h>
+#include <uv.h>
+
+#include "config.h"
+
+/* The daemon's TCP HTTP addresses, for the Origin and Host checks. */
+#define UT__OWN_ADDRS_MAX 4
+#define UT__ADDR_TEXT_BYTES 80
+
+typedef struct ut__auth {
+    const ut__settings *settings; /* allow-uid, allow-origin (live on reload) */
+    uid_t uid;                    /* the daemon's own */
+    char token[UT_TOKEN_MAX_BYTES + 1];
+    size_t token_len;
+    char ingest_token[UT_TOKEN_MAX_BYTES + 1]; /* empty: none configured */
+    size_t ingest_token_len;
+    char demo_token[2 * UT_TOKEN_RANDOM_BYTES + 1]; /* --demo only */
+    size_t demo_token_len;
+    char *token_path;             /* <runtime-dir>/token */
+    char own[UT__OWN_ADDRS_MAX][UT__ADDR_TEXT_BYTES]; /* "127.0.0.1:7317", "[::1]:7317" */
+    size_t n_own;
+} ut__auth;
+
+/* Loads the token from --token-file, or generates one from getrandom(2),
+ * and writes it, mode 0600, to <runtime-dir>/token; loads the ingest
+ * token and, with --demo, makes the demo token. `s` must outlive `a`. */
+ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t errlen);
+/* Removes <runtime-dir>/token and wipes the tokens (at shutdown). */
+void ut__auth_cleanup(ut__auth *a);
+/* Where the bearer token is, for error messages. */
+const char *ut__auth_token_path(const ut__auth *a);
+
+/* Whether an Authorization header value carries the token, compared in
+ * constant time. */
+bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization);
+/* Reads the Unix peer's uid into `uid` and says whether it may talk to us. */
+bool ut__auth_peer_ok(const ut__auth *a, uv_stream_t *stream, uid_t *uid);
+/* Whether `uid` is the daemon's own or one of --allow-uid. */
+bool ut__auth_uid_allowed(const ut__auth *a, uid_t uid);
+/* Whether `given` is the ingest token (--ingest-token-file), compared in
+ * constant time. False when no ingest token is configured. */
+bool ut__auth_ingest_token_ok(const ut__auth *a, ut_str given);
+bool ut__auth_ingest_token_required(const ut__auth *a);
+/* Whether `given` is the read-only demo token; false without --demo. */
+bool ut__auth_demo_token_ok(const ut__auth *a, ut_str given);
+/* The ingest token ("" when none) and the demo token, for the demo's
+ * config.json. */
+ut_str ut__auth_ingest_token(const ut__auth *a);
+ut_str ut__auth_demo_token(const ut__auth *a);
+
+/* Records `hostport` ("127.0.0.1:7317") as an address the daemon serves
+ * HTTP on (listen.c, for each TCP HTTP listener bound). */
+void ut__auth_add_own_address(ut__auth *a, const char *hostport);
+/* Whether `origin` ("http://127.0.0.1:7317") is the daemon's own HTTP
+ * origin (its address or localhost with its port) or one of
+ * --allow-origin. */
+bool ut__auth_origin_allowed(const ut__auth *a, ut_str origin);
+/* Whether a Host header names one of the daemon's own addresses. */
+bool ut__auth_host_is_own(const ut__auth *a, ut_str host);
+
+#endif

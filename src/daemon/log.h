@@ -1,0 +1,35 @@
+/* log.c: one line per event worth a line, on stderr, with a timestamp, and
+ * the sanitized samples that let a log line quote hostile input.
+ *
+ * Below every other room of the daemon: it knows nothing of connections. */
+#ifndef UT_DAEMON_LOG_H
+#define UT_DAEMON_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "uitrail/limits.h"
+
+typedef enum ut__log_level {
+    UT__LOG_ERROR,
+    UT__LOG_WARN,
+    UT__LOG_INFO,
+    UT__LOG_DEBUG,
+} ut__log_level;
+
+void ut__log_set_level(ut__log_level level);
+bool ut__log_enabled(ut__log_level level);
+/* Writes one line to stderr: an ISO 8601 UTC timestamp, the level and the
+ * message. A trailing newline in `fmt` is not needed. */
+void ut__log(ut__log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *ut__log_level_name(ut__log_level level);
+bool ut__log_level_parse(const char *name, ut__log_level *out);
+
+/* Writes at most UT_LOG_SAMPLE_MAX_BYTES of `data` into `out` as printable
+ * ASCII: other bytes become \xNN, and `"` and `\` are escaped, so a sample
+ * of hostile input can never forge a log line. `out` is always terminated;
+ * it needs UT__SAMPLE_BUF_BYTES to hold a full sample. */
+#define UT__SAMPLE_BUF_BYTES (4 * UT_LOG_SAMPLE_MAX_BYTES + 4)
+void ut__sanitize(const void *data, size_t len, char *out, size_t outlen);
+
+#endif

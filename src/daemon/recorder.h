@@ -1,0 +1,58 @@
+/* recorder.c: --record, the daemon's side of recorded sessions (protocol
+ * §5): one recording file per recorded tab, frames cut by size, age, the
+ * tab's end and acks, and acks held until their frame is written.
+ *
+ * Above log, config and metrics; it hears of events from notify.c and is
+ * synced by ingest.c before an ack. It knows no connection. */
+#ifndef UT_DAEMON_RECORDER_H
+#define UT_DAEMON_RECORDER_H
+
+#include <uv.h>
+
+#include "uitrail/event.h"
+#include "uitrail/list.h"
+#include "uitrail/record.h"
+
+typedef struct ut__daemon ut__daemon;
+typedef struct ut__rec_file ut__rec_file;
+
+/* One writer and one open file per recorded tab, found by a hash of the
+ * tab id. Open files are also on a list, most recently written first, so
+ * that the least recently written is closed beyond --record-max-files;
+ * files with events since the last ack are on a second list, flushed
+ * before the ack is sent. One timer, armed at the earliest frame deadline,
+ * cuts frames by age. */
+typedef struct ut__recorder {
+    bool enabled;
+    int dir_fd;
+    ut_rec_writer_opts opts;
+    ut__rec_file **buckets;   /* every tab with an open file or a stopped recording */
+    size_t n_buckets;         /* a power of two */
+    size_t n_entries;
+    ut_list open;             /* open files, most recently written first */
+    size_t n_open;
+    ut_list touched;          /* open files written since the last ack */
+    uv_timer_t timer;
+    int64_t timer_due;        /* wall-clock µs the timer is armed for; INT64_MAX: idle */
+    ut_buf name;              /* a file name being built */
+} ut__recorder;
+
+/* Starts recording when --record is set: creates the directory (0700) if
+ * it is missing and opens it. UT_EIO with the reason in `err` otherwise.
+ * Needs the loop (the flush timer). */
+ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen);
+/* Records one event, as accepted after redaction (the engine's
+ * on_accepted), in the order it arrived. Never fails the event: a
+ * recording error stops recording for that tab, is logged and counted. */
+void ut__recorder_event(ut__daemon *d, const ut_event *ev);
+/* The tab was closed or evicted: its file is flushed and closed. */
+void ut__recorder_tab_gone(ut__daemon *d, ut_str tab);
+/* Writes the pending frame of every file that took events since the last
+ * call: called before an ack goes out, so that an ack means written. */
+void ut__recorder_sync(ut__daemon *d);
+/* Flushes and closes every file (shutdown). */
+void ut__recorder_stop(ut__daemon *d);
+/* Recording files open now (a gauge of /metrics). */
+size_t ut__recorder_open_files(const ut__daemon *d);
+
+#endif

@@ -1,0 +1,41 @@
+/* sse.c: event streams, GET /v1/events (protocol §2): the subscribers,
+ * and the messages the engine's news becomes: `event` (each applied
+ * event), `mark` (stable/changing transitions), `trace` (the new text
+ * trace of a tab, once per loop turn however many events changed it).
+ *
+ * A subscribed connection stops being HTTP: sse.c's ops take it over at
+ * the end of the request, and its input is read and dropped.
+ *
+ * Above http.c (a stream starts as a request); notify.c calls it. */
+#ifndef UT_DAEMON_SSE_H
+#define UT_DAEMON_SSE_H
+
+#include "defer.h"
+#include "http.h"
+#include "uitrail/engine.h"
+
+typedef struct ut__sse {
+    ut__daemon *d;
+    ut_list streams;  /* the subscribers */
+    size_t n;
+    ut_buf msg;       /* a message being assembled */
+    ut_buf payload;   /* its JSON */
+    ut_buf trace;     /* a trace being rendered for a `trace` message */
+    ut_buf dirty_tabs; /* tabs whose trace changed this turn: NUL-separated */
+    ut__task flush;   /* sends their `trace` messages on the next turn */
+} ut__sse;
+
+void ut__sse_init(ut__daemon *d);
+void ut__sse_free(ut__sse *s);
+/* Makes `c`, serving GET /v1/events, an event stream of `tab` (a
+ * UT_STR_NULL: every tab): writes the response head and hands the
+ * connection over. UT_ENOMEM (nothing written) when memory runs out. */
+ut_status ut__sse_subscribe(ut__conn *c, ut_str tab);
+size_t ut__sse_count(const ut__daemon *d);
+
+/* The engine's news (from notify.c's observer). */
+void ut__sse_event(ut__daemon *d, const ut_event *ev);
+void ut__sse_mark(ut__daemon *d, ut_str tab, const ut_mark *m);
+void ut__sse_trace_changed(ut__daemon *d, ut_str tab);
+
+#endif
