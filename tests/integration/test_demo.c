@@ -40,27 +40,50 @@ static void tree_add(demo_tree *t, const char *rel, const char *content, const c
     }
 }
 
-/* fixtures/demo and tools/sender with a few files, a symlink out of the
- * tree, a symlinked directory and a dot file. */
-static void tree_make(demo_tree *t)
+/* Where the demo and the sender are below a demo root: a source tree,
+ * or the data directory `meson install` fills (share/uitrail). */
+typedef struct demo_layout {
+    const char *parents[2]; /* directories made first, NULL: none */
+    const char *demo;
+    const char *sender;
+} demo_layout;
+
+static const demo_layout source_tree = {{"fixtures", "tools"}, "fixtures/demo", "tools/sender"};
+static const demo_layout installed = {{NULL, NULL}, "demo", "sender"};
+
+/* tree_add for `name` below the directory `dir` of the tree. */
+static void tree_add_in(demo_tree *t, const char *dir, const char *name, const char *content,
+                        const char *link_to)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "%s%s%s", dir, name[0] ? "/" : "", name);
+    tree_add(t, rel, content, link_to);
+}
+
+/* The demo and the sender, laid out as `l`, with a few files, a symlink
+ * out of the tree, a symlinked directory and a dot file. */
+static void tree_make(demo_tree *t, const demo_layout *l)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->root, sizeof t->root, "/tmp/uitrail-demo-XXXXXX");
     assert_non_null(mkdtemp(t->root));
     tree_add(t, "outside.js", "secret outside the tree", NULL);
-    tree_add(t, "fixtures", NULL, NULL);
-    tree_add(t, "fixtures/demo", NULL, NULL);
-    tree_add(t, "fixtures/demo/index.html", "<!doctype html><title>Catalog</title>", NULL);
-    tree_add(t, "fixtures/demo/app.js", "export {};", NULL);
-    tree_add(t, "fixtures/demo/.env.js", "hidden", NULL);
-    tree_add(t, "fixtures/demo/escape.js", "../../outside.js", "../../outside.js");
-    tree_add(t, "fixtures/demo/linked", NULL, "../..");
-    tree_add(t, "tools", NULL, NULL);
-    tree_add(t, "tools/sender", NULL, NULL);
-    tree_add(t, "tools/sender/uitrail.js", "export default {};", NULL);
-    tree_add(t, "tools/sender/package.json", "{}", NULL);
-    tree_add(t, "tools/sender/lib", NULL, NULL);
-    tree_add(t, "tools/sender/lib/tracker.js", "export function start() {}", NULL);
+    for (size_t i = 0; i < 2 && l->parents[i]; i++)
+        tree_add(t, l->parents[i], NULL, NULL);
+    /* As deep below the root as in a source tree, so that the escapes
+     * below reach outside.js in either layout. */
+    const char *up = l->parents[0] ? "../../outside.js" : "../outside.js";
+    tree_add_in(t, l->demo, "", NULL, NULL);
+    tree_add_in(t, l->demo, "index.html", "<!doctype html><title>Catalog</title>", NULL);
+    tree_add_in(t, l->demo, "app.js", "export {};", NULL);
+    tree_add_in(t, l->demo, ".env.js", "hidden", NULL);
+    tree_add_in(t, l->demo, "escape.js", NULL, up);
+    tree_add_in(t, l->demo, "linked", NULL, l->parents[0] ? "../.." : "..");
+    tree_add_in(t, l->sender, "", NULL, NULL);
+    tree_add_in(t, l->sender, "uitrail.js", "export default {};", NULL);
+    tree_add_in(t, l->sender, "package.json", "{}", NULL);
+    tree_add_in(t, l->sender, "lib", NULL, NULL);
+    tree_add_in(t, l->sender, "lib/tracker.js", "export function start() {}", NULL);
 }
 
 static void tree_remove(demo_tree *t)
@@ -93,11 +116,11 @@ static int get_tcp(const itest_daemon *d, const char *target, const char *host, 
     return status;
 }
 
-static void test_demo_serves_files_and_refuses_escapes(void **state)
+/* Serves the files of a tree laid out as `l` and refuses every escape. */
+static void serves_files_and_refuses_escapes(const demo_layout *l)
 {
-    (void)state;
     demo_tree t;
-    tree_make(&t);
+    tree_make(&t, l);
     itest_daemon d;
     assert_true(itest_start(&d, (const char *const[]){"--demo", "--demo-root", t.root, NULL}));
     char host[64];
@@ -152,11 +175,25 @@ static void test_demo_serves_files_and_refuses_escapes(void **state)
     tree_remove(&t);
 }
 
+static void test_demo_serves_files_and_refuses_escapes(void **state)
+{
+    (void)state;
+    serves_files_and_refuses_escapes(&source_tree);
+}
+
+/* The same files from an installed share/uitrail (demo/ and sender/),
+ * given as --demo-root. */
+static void test_demo_serves_an_installed_data_directory(void **state)
+{
+    (void)state;
+    serves_files_and_refuses_escapes(&installed);
+}
+
 static void test_demo_token_reads_only_what_the_panel_needs(void **state)
 {
     (void)state;
     demo_tree t;
-    tree_make(&t);
+    tree_make(&t, &source_tree);
     itest_daemon d;
     assert_true(itest_start(&d, (const char *const[]){"--demo", "--demo-root", t.root, NULL}));
     char host[64];
@@ -240,6 +277,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_serves_files_and_refuses_escapes),
+        cmocka_unit_test(test_demo_serves_an_installed_data_directory),
         cmocka_unit_test(test_demo_token_reads_only_what_the_panel_needs),
         cmocka_unit_test(test_demo_off_is_not_found),
         cmocka_unit_test(test_demo_root_must_hold_the_demo),
