@@ -5,6 +5,7 @@
  * characters and line separators become spaces, so that no name, cell or
  * snapshot can start a line of its own and pass for an entry, and long
  * text is cut on a character boundary with "…". */
+#include "budget.h"
 #include "engine_internal.h"
 
 #include <inttypes.h>
@@ -268,11 +269,17 @@ static void put_state(ut_buf *out, uint8_t set, uint8_t on)
         ut_buf_append_cstr(out, ")");
 }
 
-static void put_ctx(ut_buf *out, const ut__entry *en)
+/* The click's context; a row the line above already named (budget.c,
+ * ut__line_same_row) as "(in the same row)". */
+static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
 {
     ut_str list = ut__entry_field(en, UT__F_CTX), item;
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE || list.len == 0)
         return;
+    if (same_row && en->ctx_kind == UT_CTX_ROW) {
+        ut_buf_append_cstr(out, " (in the same row)");
+        return;
+    }
     ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
     clip c = {out, UT_CTX_PRINT_MAX_CHARS, false};
     bool first = true;
@@ -305,7 +312,9 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
     put_quoted(out, text);
 }
 
-static void put_outcome(ut_buf *out, const ut__entry *en)
+/* `nav`: the navigation entry the click caused, printed here instead of
+ * on a line of its own: `→ navigated (in-app) to /x "Title"`. */
+static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
     ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
@@ -319,8 +328,13 @@ static void put_outcome(ut_buf *out, const ut__entry *en)
         return;
     case UT__OUT_NAV:
         ut_buf_append_cstr(out, ARROW);
-        ut_buf_append_cstr(out, "navigated to ");
+        ut_buf_append_cstr(out, "navigated");
+        if (nav)
+            ut_buf_append_cstr(out, ENUM_NAME(how_labels, nav->detail));
+        ut_buf_append_cstr(out, " to ");
         put_text(out, text, UT_TEXT_PRINT_MAX_CHARS);
+        if (nav)
+            put_name(out, ut__entry_field(nav, UT__F_NAME));
         return;
     case UT__OUT_ALERT:
         ut_buf_append_cstr(out, ARROW);
@@ -353,8 +367,9 @@ static void put_state_word(ut_buf *out, uint8_t bit, bool on)
             ut_buf_printf(out, "%s%s", on ? "" : "not ", state_words[i]);
 }
 
-static void put_click(ut_buf *out, const ut__entry *en)
+static void put_click(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     bool rage = en->flags & UT__EF_RAGE;
     ut_buf_append_cstr(out, "click");
     /* A double click reads as one click; more is worth saying. */
@@ -368,11 +383,11 @@ static void put_click(ut_buf *out, const ut__entry *en)
         put_trusted(out, en);
         put_state(out, en->state_set, en->state_on);
         ut_buf_append_cstr(out, ENUM_NAME(sort_labels, en->sort));
-        put_ctx(out, en);
+        put_ctx(out, en, same_row);
     }
     if (rage)
         ut_buf_append_cstr(out, " (rage click)");
-    put_outcome(out, en);
+    put_outcome(out, en, l->nav);
 }
 
 /* The members of a burst whose state bit is on, among its first `n`. */
@@ -387,8 +402,9 @@ static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
 /* A burst line. When its clicks carried a state, the line says it: once,
  * "(checked)", when every member has the same; else after each name shown,
  * and as counts for the members not shown. */
-static void put_burst(ut_buf *out, const ut__entry *en)
+static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     ut_buf_printf(out, "clicked %" PRIu32 "\xC3\x97", en->count);
     put_role(out, ut__entry_field(en, UT__F_ROLE));
     put_trusted(out, en);
@@ -404,7 +420,7 @@ static void put_burst(ut_buf *out, const ut__entry *en)
         put_state_word(out, bit, on != 0);
         ut_buf_append_cstr(out, ")");
     }
-    put_ctx(out, en);
+    put_ctx(out, en, same_row);
     ut_buf_append_cstr(out, ":");
     uint32_t shown = 0;
     while (shown < UT_BURST_NAMES_SHOWN && ut__list_next(&list, &el) && ut__list_next(&list, &name)) {
@@ -429,7 +445,7 @@ static void put_burst(ut_buf *out, const ut__entry *en)
         }
         ut_buf_append_cstr(out, ")");
     }
-    put_outcome(out, en);
+    put_outcome(out, en, l->nav);
 }
 
 /* `app event [error] "order.refund_failed": "Refund exceeds captured
@@ -486,11 +502,12 @@ static void put_change(ut_buf *out, const ut__entry *en)
     }
 }
 
-static void put_entry_text(ut_buf *out, const ut__entry *en)
+static void put_entry_text(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     switch ((ut__entry_kind)en->kind) {
-    case UT__E_CLICK: put_click(out, en); return;
-    case UT__E_BURST: put_burst(out, en); return;
+    case UT__E_CLICK: put_click(out, l, same_row); return;
+    case UT__E_BURST: put_burst(out, l, same_row); return;
     case UT__E_CHANGE: put_change(out, en); return;
     case UT__E_APP: put_app(out, en); return;
     case UT__E_ALERT:
@@ -570,6 +587,70 @@ static int32_t tab_tz(const ut__tab *t)
     return t->has_tz ? t->tz_min : 0;
 }
 
+/* One entry line: "- HH:MM:SS " and the entry. */
+static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
+{
+    ut_buf_append_cstr(out, "- ");
+    put_clock(out, l->en->time_us, tz);
+    ut_buf_append(out, " ", 1);
+    put_entry_text(out, l, same_row);
+    ut_buf_append(out, "\n", 1);
+}
+
+/* FNV-1a: finds a line that repeats a newer one (budget.c). */
+static uint64_t hash_bytes(const char *p, size_t len)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* Renders each line at the end of `out` to weigh it, with its row's cells
+ * and without, then takes it back out. */
+static void weigh_lines(ut__line *lines, uint32_t n, int32_t tz, ut_buf *out)
+{
+    size_t start = out->len;
+    for (uint32_t i = 0; i < n && !out->oom; i++) {
+        put_line(out, &lines[i], false, tz);
+        lines[i].cost_full = ut__tokens_estimate(out->data + start, out->len - start);
+        size_t body = CLOCK_LEN + 3; /* "- HH:MM:SS " */
+        lines[i].body_hash = out->len - start > body ? hash_bytes(out->data + start + body,
+                                                                  out->len - start - body)
+                                                     : 0;
+        buf_truncate(out, start);
+        lines[i].cost_short = lines[i].cost_full;
+        if (lines[i].row.len) {
+            put_line(out, &lines[i], true, tz);
+            lines[i].cost_short = ut__tokens_estimate(out->data + start, out->len - start);
+            buf_truncate(out, start);
+        }
+    }
+}
+
+static const char NOTE_FMT[] = "(%" PRIu32 " less useful lines left out to fit max_tokens)\n";
+
+/* Under `opts->max_tokens`, which lines stay (budget.c); the number left out. */
+static uint32_t fit_lines(ut__line *lines, uint32_t n, uint64_t fixed, const ut_trace_opts *opts,
+                          int32_t tz, ut_buf *out)
+{
+    if (!opts->max_tokens || n == 0)
+        return 0;
+    uint32_t *order = ut_calloc(n, sizeof *order);
+    if (!order) {
+        out->oom = true;
+        return 0;
+    }
+    weigh_lines(lines, n, tz, out);
+    ut__lines_rank(lines, n);
+    char note[80];
+    snprintf(note, sizeof note, NOTE_FMT, n);
+    uint32_t left_out = ut__lines_select(lines, n, fixed, opts->max_tokens,
+                                         ut__tokens_estimate(note, strlen(note)), order);
+    ut_free(order);
+    return left_out;
+}
+
 static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
 {
     ut_stab_status page;
@@ -577,32 +658,37 @@ static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     char page_line[160];
     format_page_line(page_line, sizeof page_line, &page, tab_tz(t));
 
-    uint64_t used = ut__tokens_estimate(TRACE_HEADER, sizeof TRACE_HEADER - 1) +
-                    ut__tokens_estimate(page_line, strlen(page_line) + 1);
-    if (opts->framed) {
-        used += ut__tokens_estimate(FRAME_HEAD, sizeof FRAME_HEAD - 1) +
-                ut__tokens_estimate(FRAME_TAIL, sizeof FRAME_TAIL - 1);
-        ut_buf_append_cstr(out, FRAME_HEAD);
-    }
-    ut_buf_append_cstr(out, TRACE_HEADER);
+    uint64_t fixed = ut__tokens_estimate(TRACE_HEADER, sizeof TRACE_HEADER - 1) +
+                     ut__tokens_estimate(page_line, strlen(page_line) + 1);
+    if (opts->framed)
+        fixed += ut__tokens_estimate(FRAME_HEAD, sizeof FRAME_HEAD - 1) +
+                 ut__tokens_estimate(FRAME_TAIL, sizeof FRAME_TAIL - 1);
     uint32_t n = shown_entries(t, opts);
-    for (uint32_t i = 0; i < n; i++) {
-        const ut__entry *en = *ut__ring_newest(&t->ring, i);
-        size_t line_start = out->len;
-        ut_buf_append_cstr(out, "- ");
-        put_clock(out, en->time_us, tab_tz(t));
-        ut_buf_append(out, " ", 1);
-        put_entry_text(out, en);
-        ut_buf_append(out, "\n", 1);
-        if (opts->max_tokens && !out->oom) {
-            used += ut__tokens_estimate(out->data + line_start, out->len - line_start);
-            if (used > opts->max_tokens) {
-                /* Lines go whole or not at all, and the older ones first. */
-                buf_truncate(out, line_start);
-                break;
-            }
-        }
+    ut__line *lines = n ? ut_calloc(n, sizeof *lines) : NULL;
+    if (n && !lines) {
+        out->oom = true;
+        return;
     }
+    n = ut__lines_build(&t->ring, n, lines);
+    for (uint32_t i = 0; i < n; i++)
+        lines[i].keep = true;
+    uint32_t left_out = fit_lines(lines, n, fixed, opts, tab_tz(t), out);
+
+    if (opts->framed)
+        ut_buf_append_cstr(out, FRAME_HEAD);
+    ut_buf_append_cstr(out, TRACE_HEADER);
+    ut_str row = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!lines[i].keep)
+            continue;
+        bool same = lines[i].row.len && row.len && ut_str_eq(row, lines[i].row);
+        put_line(out, &lines[i], same, tab_tz(t));
+        if (lines[i].row.len)
+            row = lines[i].row;
+    }
+    if (left_out)
+        ut_buf_printf(out, NOTE_FMT, left_out);
+    ut_free(lines);
     ut_buf_append_cstr(out, page_line);
     ut_buf_append(out, "\n", 1);
     if (opts->framed)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "engine_internal.h"
 
 static const char HEADER[] = "RECENT USER ACTIONS (newest first):\n";
@@ -470,6 +471,194 @@ static void test_trace_json_burst_and_outcomes(void **state)
     ut_engine_free(e);
 }
 
+
+/* Consecutive entries on one row print its cells once: an older line on
+ * the row the nearest row line above named says "(in the same row)". */
+static void test_trace_same_row_printed_once(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    const char *const row_a[] = {"Blue Widget", "SKU-1234"};
+    const char *const row_b[] = {"Green Gadget", "SKU-2001"};
+    ut_event ev = row_click("t", AT(0), "Open", "a1", row_a, 2);
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(5000), "Edit", "a2", row_a, 2);
+    apply_ok(e, &ev);
+    ev = ev_click_in("t", AT(8000), "button", "Apply", "apply", UT_CTX_TOOLBAR, "Filters");
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(10000), "Open", "b1", row_b, 2);
+    apply_ok(e, &ev);
+    char *trace = trace_text(e, "t");
+    assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
+                               "- 13:31:40 click [link] \"Open\" (in row: Green Gadget | SKU-2001)\n"
+                               "- 13:31:38 click [button] \"Apply\" (in toolbar: Filters)\n"
+                               "- 13:31:35 click [link] \"Edit\" (in row: Blue Widget | SKU-1234)\n"
+                               "- 13:31:30 click [link] \"Open\" (in the same row)\n"
+                               "PAGE: no DOM activity reported\n");
+    free(trace);
+    ut_engine_free(e);
+}
+
+/* A navigation that is no click's outcome keeps its own line, and a click
+ * whose navigation is outside `limit` still says where it went. */
+static void test_trace_nav_folds_only_into_its_click(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_nav("t", AT(0), "https://shop.test/catalog", "Catalog", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(5000), "link", "Item 7", "i7");
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(5200), "https://shop.test/item/7", "Item 7", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(9000), "https://shop.test/item/7", "Item 7", UT_NAV_RELOAD);
+    apply_ok(e, &ev);
+    char *trace = trace_text(e, "t");
+    assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
+                               "- 13:31:39 navigate (reload) /item/7 \"Item 7\"\n"
+                               "- 13:31:35 click [link] \"Item 7\" \xE2\x86\x92 navigated to /item/7 \"Item 7\"\n"
+                               "- 13:31:30 navigate /catalog \"Catalog\"\n"
+                               "PAGE: no DOM activity reported\n");
+    free(trace);
+    ut_engine_free(e);
+}
+
+/* The story of issue 15 in small: under a budget the popup's contents, the
+ * error and the row acted on stay; old navigations and plain clicks go,
+ * and the trace says how many lines it left out. */
+static void test_trace_budget_keeps_facts(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    const char *const row[] = {"#4411", "Dana Ruiz", "$120.00", "Paid"};
+    ut_event ev = ev_nav("t", AT(0), "https://shop.test/dashboard", "Dashboard", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(4000), "https://shop.test/orders", "Orders", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(8000), "Order #4411", "o4411", row, 4);
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(8300), UT_DIALOG_OPEN, "Order #4411", "dlg", "Captured: $80.00");
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(12000), UT_DIALOG_CLOSE, "Order #4411", "dlg", "");
+    apply_ok(e, &ev);
+    char names[6][16], els[6][8];
+    for (int i = 0; i < 6; i++) {
+        snprintf(names[i], sizeof names[i], "Next page %d", i);
+        snprintf(els[i], sizeof els[i], "n%d", i);
+        ev = ev_click("t", AT(14000 + i * 3000), "button", names[i], els[i]);
+        apply_ok(e, &ev);
+    }
+    ev = ev_alert("t", AT(40000), "Refund exceeds captured amount", UT_LEVEL_ERROR);
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(45000), "button", "Help", "help");
+    apply_ok(e, &ev);
+
+    char *full = trace_text(e, "t");
+    unsigned all = trace_event_lines(full);
+    assert_int_equal(all, 12);
+    uint32_t budget = 150;
+    char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+    assert_true(ut__tokens_estimate(t, strlen(t)) <= budget);
+    assert_non_null(strstr(t, "it showed: Captured: $80.00"));
+    assert_non_null(strstr(t, "alert [error] \"Refund exceeds captured amount\""));
+    if (!strstr(t, "(in row: #4411 | Dana Ruiz | $120.00 | Paid)"))
+        fail_msg("%s", t);
+    assert_non_null(strstr(t, "click [button] \"Help\""));
+    assert_null(strstr(t, "/dashboard"));
+    assert_null(strstr(t, "Next page 0"));
+    unsigned kept = trace_event_lines(t);
+    char note[80];
+    snprintf(note, sizeof note, "\n(%u less useful lines left out to fit max_tokens)\nPAGE:", all - kept);
+    assert_non_null(strstr(t, note));
+    /* Lines keep their order, newest first. */
+    assert_true(strstr(t, "Help") < strstr(t, "Refund exceeds") &&
+                strstr(t, "Refund exceeds") < strstr(t, "Captured"));
+    free(t);
+    /* Without a budget nothing is left out, and no note. */
+    assert_null(strstr(full, "left out"));
+    free(full);
+    ut_engine_free(e);
+}
+
+/* At every budget the trace fits (once more than the newest line is
+ * shown), and the facts stay once there is room for a few lines. */
+static void test_trace_budget_fits_every_budget(void **state)
+{
+    (void)state;
+    session s;
+    session_load(&s, UT_FIXTURES_DIR "/sessions/full20.json");
+    ut_engine *e = engine_default();
+    for (size_t i = 0; i < s.n; i++)
+        apply_ok(e, &s.events[i]);
+    const char *tab = "tab-full20";
+    for (uint32_t budget = 40; budget <= 700; budget += 7) {
+        char *t = trace_of(e, tab, (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+        unsigned n = trace_event_lines(t);
+        if (n > 1)
+            assert_true(ut__tokens_estimate(t, strlen(t)) <= budget);
+        /* The rage click and the error are facts: they go after the plain lines. */
+        if (n >= 8) {
+            assert_non_null(strstr(t, "(rage click)"));
+            assert_non_null(strstr(t, "Price must be positive"));
+        }
+        free(t);
+    }
+    ut_engine_free(e);
+    session_free(&s);
+}
+
+/* budget.c alone: a line on the same row as the line above is short only
+ * while that line is kept; repeats rank below what they repeat. */
+static void test_budget_select_same_row_and_repeats(void **state)
+{
+    (void)state;
+    ut_str row = UT_STR_LIT("\x00\x01" "A");
+    ut__line l[4] = {
+        {.rank = UT__RANK_NEWEST, .cost_full = 10, .cost_short = 10},
+        {.row = row, .rank = UT__RANK_PLAIN, .cost_full = 30, .cost_short = 12},
+        {.row = row, .rank = UT__RANK_FACT, .cost_full = 30, .cost_short = 12},
+        {.rank = UT__RANK_VIEW, .cost_full = 10, .cost_short = 10},
+    };
+    uint32_t order[4];
+    /* All fit: 10 + 30 + 12 + 10. */
+    assert_int_equal(ut__lines_select(l, 4, 0, 62, 5, order), 0);
+    assert_true(l[2].keep && ut__line_same_row(l, 2));
+    /* 45: line 1 (plain) goes, line 2 then needs its cells (30): 10 + 30 + note 5. */
+    assert_int_equal(ut__lines_select(l, 4, 0, 45, 5, order), 2);
+    assert_true(l[0].keep && !l[1].keep && l[2].keep && !l[3].keep);
+    assert_false(ut__line_same_row(l, 2));
+}
+
+/* The same error after each retry: the older copies go before an older
+ * fact that says something new. */
+static void test_trace_budget_repeats_go_first(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_dialog("t", AT(0), UT_DIALOG_OPEN, "Order #4411", "dlg", "Captured: $80.00");
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(2000), UT_DIALOG_CLOSE, "Order #4411", "dlg", "");
+    apply_ok(e, &ev);
+    for (int i = 0; i < 3; i++) {
+        ev = ev_alert("t", AT(10000 + i * 5000), "Refund exceeds captured amount", UT_LEVEL_ERROR);
+        apply_ok(e, &ev);
+    }
+    ev = ev_click("t", AT(30000), "button", "Help", "help");
+    apply_ok(e, &ev);
+    char *full = trace_text(e, "t");
+    assert_int_equal(trace_event_lines(full), 6);
+    /* Room for about four lines. */
+    uint32_t budget = ut__tokens_estimate(full, strlen(full)) - 20;
+    char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+    assert_non_null(strstr(t, "Captured: $80.00"));
+    assert_non_null(strstr(t, "Help"));
+    assert_non_null(strstr(t, "- 13:31:50 alert [error]"));
+    assert_null(strstr(t, "- 13:31:40 alert [error]"));
+    free(t);
+    free(full);
+    ut_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +678,12 @@ int main(void)
         cmocka_unit_test(test_trace_url_path),
         cmocka_unit_test(test_trace_json),
         cmocka_unit_test(test_trace_json_burst_and_outcomes),
+        cmocka_unit_test(test_trace_same_row_printed_once),
+        cmocka_unit_test(test_trace_nav_folds_only_into_its_click),
+        cmocka_unit_test(test_trace_budget_keeps_facts),
+        cmocka_unit_test(test_trace_budget_fits_every_budget),
+        cmocka_unit_test(test_budget_select_same_row_and_repeats),
+        cmocka_unit_test(test_trace_budget_repeats_go_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
