@@ -3,6 +3,7 @@
  * tight budget the popup's contents, the error and the row the user acted
  * on matter more than which pages they passed through on the way. */
 #include "budget.h"
+#include "text.h"
 
 
 static bool is_click(const ut__entry *en)

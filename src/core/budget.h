@@ -4,7 +4,7 @@
 #ifndef UITRAIL_BUDGET_H
 #define UITRAIL_BUDGET_H
 
-#include "engine_internal.h"
+#include "ring.h"
 
 /* How useful a line is to an assistant, lowest dropped first. */
 typedef enum ut__rank {

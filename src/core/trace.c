@@ -741,10 +741,20 @@ static void json_trusted(ut_buf *out, const ut__entry *en)
         ut_buf_append_cstr(out, ",\"trusted\":false");
 }
 
-static void json_outcome(ut_buf *out, const ut__entry *en)
+/* How a JSON trace is written: `compact` (protocol §4.4) leaves out what
+ * an assistant cannot use (element keys, default values, epoch times, the
+ * full URL next to its path) and prints times as the text trace does. */
+typedef struct json_style {
+    bool compact;
+    int32_t tz;
+} json_style;
+
+static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
     ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
+    if (js->compact && en->outcome == UT__OUT_NONE)
+        return;
     json_key(out, "outcome");
     switch ((ut__outcome)en->outcome) {
     case UT__OUT_NONE: ut_buf_append_cstr(out, "null"); return;
@@ -770,15 +780,48 @@ static void json_outcome(ut_buf *out, const ut__entry *en)
     ut_buf_append(out, "}", 1);
 }
 
-static void json_times(ut_buf *out, const char *key, const char *ms_key, int64_t us)
+static void json_times(ut_buf *out, const json_style *js, const char *key, const char *ms_key,
+                       int64_t us)
 {
     json_key(out, key);
+    if (js->compact) {
+        ut_buf_append(out, "\"", 1);
+        put_clock(out, us, js->tz);
+        ut_buf_append(out, "\"", 1);
+        return;
+    }
     put_iso_time(out, us);
     json_key(out, ms_key);
     ut_buf_printf(out, "%" PRId64, floor_div(us, US_PER_MS));
 }
 
-static void json_entry(ut_buf *out, const ut__entry *en)
+/* "el", which only the compact form leaves out. */
+static void json_el(ut_buf *out, const json_style *js, ut_str el)
+{
+    if (!js->compact)
+        json_str_field(out, "el", el);
+}
+
+static void json_click_flags(ut_buf *out, const json_style *js, const ut__entry *en)
+{
+    bool sens = en->flags & UT__EF_SENS, rage = en->flags & UT__EF_RAGE;
+    if (!js->compact) {
+        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
+                      sens ? "true" : "false", en->count, rage ? "true" : "false");
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+        return;
+    }
+    if (sens)
+        ut_buf_append_cstr(out, ",\"sensitive\":true");
+    if (en->count > 1) {
+        ut_buf_printf(out, ",\"repeat\":%" PRIu32, en->count);
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+    }
+    if (rage)
+        ut_buf_append_cstr(out, ",\"rage\":true");
+}
+
+static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     static const char *const kinds[] = {
         [UT__E_NAV] = "nav", [UT__E_CLICK] = "click", [UT__E_BURST] = "burst",
@@ -786,7 +829,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app",
     };
     ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
-    json_times(out, "time", "ms", en->time_us);
+    json_times(out, js, "time", "ms", en->time_us);
     ut_str role = ut__entry_field(en, UT__F_ROLE);
     ut_str name = ut__entry_field(en, UT__F_NAME);
     ut_str el = ut__entry_field(en, UT__F_EL);
@@ -797,17 +840,14 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_str_field(out, "role", role);
         if (!sens)
             json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
+        json_el(out, js, el);
         json_ctx(out, en);
         json_state(out, en->state_set, en->state_on);
         if (en->sort != UT_SORT_UNSET)
             json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, en->sort)));
         json_trusted(out, en);
-        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
-                      sens ? "true" : "false", en->count,
-                      en->flags & UT__EF_RAGE ? "true" : "false");
-        json_times(out, "last_time", "last_ms", en->last_us);
-        json_outcome(out, en);
+        json_click_flags(out, js, en);
+        json_outcome(out, en, js);
         break;
     case UT__E_BURST: {
         json_str_field(out, "role", role);
@@ -817,9 +857,13 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         uint32_t member = 0;
         for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
              first = false) {
-            ut_buf_append_cstr(out, first ? "{\"el\":" : ",{\"el\":");
-            ut_buf_append_json_str(out, member_el);
-            ut_buf_append_cstr(out, ",\"name\":");
+            ut_buf_append_cstr(out, first ? "{" : ",{");
+            if (!js->compact) {
+                ut_buf_append_cstr(out, "\"el\":");
+                ut_buf_append_json_str(out, member_el);
+                ut_buf_append(out, ",", 1);
+            }
+            ut_buf_append_cstr(out, "\"name\":");
             ut_buf_append_json_str(out, member_name);
             if (en->state_set && member < 32)
                 json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
@@ -828,16 +872,17 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         }
         ut_buf_append(out, "]", 1);
         json_trusted(out, en);
-        json_times(out, "last_time", "last_ms", en->last_us);
-        json_outcome(out, en);
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+        json_outcome(out, en, js);
         break;
     }
     case UT__E_CHANGE:
         json_str_field(out, "role", role);
         if (!sens)
             json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
-        ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
+        json_el(out, js, el);
+        if (sens || !js->compact)
+            ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
         if (en->flags & UT__EF_HAS_VALUE)
             json_str_field(out, "value", text);
         if (en->flags & UT__EF_HAS_LEN)
@@ -875,12 +920,15 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
         json_str_field(out, "role", role);
         json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
-        json_str_field(out, "text", text);
+        json_el(out, js, el);
+        if (text.len || !js->compact)
+            json_str_field(out, "text", text);
         break;
     case UT__E_NAV:
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
-        json_str_field(out, "url", text);
+        if (!js->compact || en->detail != UT_NAV_LOAD)
+            json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
+        if (!js->compact)
+            json_str_field(out, "url", text);
         json_str_field(out, "path", ut__url_path(text));
         json_str_field(out, "title", name);
         break;
@@ -901,14 +949,37 @@ ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
     return out->oom ? UT_ENOMEM : UT_OK;
 }
 
+/* Weighs each JSON entry; the repeat hash comes from its text line. */
+static void weigh_json(ut__line *lines, uint32_t n, const json_style *js, ut_buf *out)
+{
+    size_t start = out->len;
+    for (uint32_t i = 0; i < n && !out->oom; i++) {
+        put_entry_text(out, &lines[i], false);
+        lines[i].body_hash = hash_bytes(out->data + start, out->len - start);
+        buf_truncate(out, start);
+        ut_buf_append(out, ",", 1);
+        json_entry(out, lines[i].en, js);
+        lines[i].cost_full = lines[i].cost_short =
+            ut__tokens_estimate(out->data + start, out->len - start);
+        buf_truncate(out, start);
+    }
+}
+
+static const char OMITTED_FMT[] = ",\"omitted\":%" PRIu32;
+
+/* The JSON trace: every entry (no folding: a navigation is its own
+ * event), chosen under max_tokens like the text trace's lines. */
 static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
 {
+    json_style js = {opts->compact, tab_tz(t)};
     size_t start = out->len;
     ut_buf_append_cstr(out, "{\"tab\":");
     ut_buf_append_json_str(out, ut__tab_key(t));
     json_str_field(out, "url", ut__tab_url(t));
     json_str_field(out, "title", ut__tab_title(t));
-    if (t->has_tz)
+    if (js.compact) {
+        /* times are local already */
+    } else if (t->has_tz)
         ut_buf_printf(out, ",\"tz\":%" PRId32, t->tz_min);
     else
         ut_buf_append_cstr(out, ",\"tz\":null");
@@ -923,26 +994,45 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     ut_buf_append_cstr(out, "],\"page\":");
     ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
-    uint64_t used = out->oom ? 0
-                             : ut__tokens_estimate(out->data + start, fixed_len) +
-                                   ut__tokens_estimate(out->data + page_start, out->len - page_start);
+    uint64_t fixed = out->oom ? 0
+                              : ut__tokens_estimate(out->data + start, fixed_len) +
+                                    ut__tokens_estimate(out->data + page_start, out->len - page_start);
     buf_truncate(out, page_start);
 
     uint32_t n = shown_entries(t, opts);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t entry_start = out->len;
-        if (i)
-            ut_buf_append(out, ",", 1);
-        json_entry(out, *ut__ring_newest(&t->ring, i));
-        if (opts->max_tokens && !out->oom) {
-            used += ut__tokens_estimate(out->data + entry_start, out->len - entry_start);
-            if (used > opts->max_tokens) {
-                buf_truncate(out, entry_start);
-                break;
-            }
-        }
+    ut__line *lines = n ? ut_calloc(n, sizeof *lines) : NULL;
+    uint32_t *order = n && opts->max_tokens ? ut_calloc(n, sizeof *order) : NULL;
+    if (n && (!lines || (opts->max_tokens && !order))) {
+        ut_free(lines);
+        out->oom = true;
+        return;
     }
-    ut_buf_append_cstr(out, "],\"page\":");
+    for (uint32_t i = 0; i < n; i++)
+        lines[i] = (ut__line){.en = *ut__ring_newest(&t->ring, i), .keep = true};
+    uint32_t left_out = 0;
+    if (opts->max_tokens && n) {
+        weigh_json(lines, n, &js, out);
+        ut__lines_rank(lines, n);
+        char note[40];
+        snprintf(note, sizeof note, OMITTED_FMT, n);
+        left_out = ut__lines_select(lines, n, fixed, opts->max_tokens,
+                                    ut__tokens_estimate(note, strlen(note)), order);
+    }
+    bool first = true;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!lines[i].keep)
+            continue;
+        if (!first)
+            ut_buf_append(out, ",", 1);
+        json_entry(out, lines[i].en, &js);
+        first = false;
+    }
+    ut_free(order);
+    ut_free(lines);
+    ut_buf_append_cstr(out, "]");
+    if (left_out)
+        ut_buf_printf(out, OMITTED_FMT, left_out);
+    ut_buf_append_cstr(out, ",\"page\":");
     ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
 }
@@ -1027,7 +1117,8 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     out->oom = false;
     ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
     json_str_field(out, "tab", ev->tab);
-    json_times(out, "time", "ms", ev->time_us);
+    static const json_style full = {false, 0};
+    json_times(out, &full, "time", "ms", ev->time_us);
     if (ev->has_seq)
         ut_buf_printf(out, ",\"seq\":%" PRIu64, ev->seq);
     switch (ev->kind) {

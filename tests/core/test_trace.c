@@ -659,6 +659,61 @@ static void test_trace_budget_repeats_go_first(void **state)
     ut_engine_free(e);
 }
 
+
+/* The compact JSON: the same entries without element keys, defaults and
+ * epoch times; under max_tokens the JSON keeps facts first too, and says
+ * how many entries it left out. */
+static void test_trace_json_compact_and_budget(void **state)
+{
+    (void)state;
+    session s;
+    session_load(&s, UT_FIXTURES_DIR "/sessions/full20.json");
+    ut_engine *e = engine_default();
+    for (size_t i = 0; i < s.n; i++)
+        apply_ok(e, &s.events[i]);
+    const char *tab = "tab-full20";
+    ut_trace_opts o = {UT_TRACE_JSON, 0, 0, false, true};
+    char *compact = trace_of(e, tab, o);
+    o.compact = false;
+    char *full = trace_of(e, tab, o);
+    json_error_t jerr;
+    json_t *c = json_loads(compact, 0, &jerr), *f = json_loads(full, 0, &jerr);
+    assert_non_null(c);
+    assert_non_null(f);
+    json_t *ce = json_object_get(c, "events"), *fe = json_object_get(f, "events");
+    assert_int_equal(json_array_size(ce), json_array_size(fe));
+    assert_int_equal(json_array_size(ce), 20);
+    assert_null(strstr(compact, "\"el\":"));
+    assert_null(strstr(compact, "\"ms\":"));
+    assert_null(strstr(compact, "\"rage\":false"));
+    assert_null(json_object_get(c, "omitted"));
+    /* the rage click keeps its count and flag; times read as in the text trace */
+    assert_non_null(strstr(compact, "\"repeat\":4"));
+    assert_non_null(strstr(compact, "\"rage\":true"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ce, 0), "time")), "10:21:44");
+    assert_true(strlen(compact) * 10 < strlen(full) * 7);
+    json_decref(f);
+    free(full);
+
+    o.compact = true;
+    o.max_tokens = 400;
+    char *cut = trace_of(e, tab, o);
+    assert_true(ut__tokens_estimate(cut, strlen(cut)) <= 400);
+    json_t *k = json_loads(cut, 0, &jerr);
+    assert_non_null(k);
+    size_t kept = json_array_size(json_object_get(k, "events"));
+    assert_true(kept > 0 && kept < 20);
+    assert_int_equal(json_integer_value(json_object_get(k, "omitted")), 20 - kept);
+    assert_non_null(strstr(cut, "Price must be positive"));
+    assert_non_null(strstr(cut, "\"rage\":true"));
+    json_decref(k);
+    json_decref(c);
+    free(cut);
+    free(compact);
+    ut_engine_free(e);
+    session_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_trace_budget_fits_every_budget),
         cmocka_unit_test(test_budget_select_same_row_and_repeats),
         cmocka_unit_test(test_trace_budget_repeats_go_first),
+        cmocka_unit_test(test_trace_json_compact_and_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -685,7 +685,7 @@ static void test_daemon_http_errors_are_json(void **state)
         {"GET", "/v1/tabs/unknown/stable", 404, "unknown tab"},
         {"POST", "/v1/tabs", 405, "use GET"},
         {"GET", "/v1/ingest", 405, "use POST"},
-        {"GET", "/v1/tabs/x/trace?format=xml", 400, "format must be text or json"},
+        {"GET", "/v1/tabs/x/trace?format=xml", 400, "format must be text, json or compact"},
         {"GET", "/v1/tabs/x/trace?limit=abc", 400, "limit must be"},
         {"GET", "/v1/tabs/x/trace?limit=1001", 400, "limit must be"},
         {"GET", "/v1/tabs/x/trace?max_tokens=100001", 400, "max_tokens must be"},

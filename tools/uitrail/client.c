@@ -222,8 +222,8 @@ static int run_trace(const ut_cli_command *self, int argc, char **argv)
         switch (ch) {
         case OPT_FORMAT:
             format = optarg;
-            if (strcmp(format, "text") && strcmp(format, "json"))
-                return ut_cli_usage_error(self, "--format %s: use text or json", format);
+            if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "compact"))
+                return ut_cli_usage_error(self, "--format %s: use text, json or compact", format);
             break;
         case OPT_LIMIT:
             if (!ut_cli_parse_u32(optarg, 0, UT_TRACE_LIMIT_MAX, &limit))
@@ -859,12 +859,13 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
 const ut_cli_command ut_cli_trace = {
     .name = "trace",
     .summary = "print a tab's trace from the running uitraild",
-    .usage = "TAB [--format text|json] [--limit N] [--max-tokens N] [--framed] [--runtime-dir DIR]",
+    .usage = "TAB [--format text|json|compact] [--limit N] [--max-tokens N] [--framed] [--runtime-dir DIR]",
     .help = "Asks uitraild (GET /v1/tabs/TAB/trace over its http.sock) for the trace of\n"
             "TAB, newest first.\n"
-            "  --format text|json  the text trace (default) or the same as JSON\n"
+            "  --format F          text (default), json, or compact (JSON without keys a prompt\n"
+            "                      cannot use)\n"
             "  --limit N           the newest N entries only (0: all)\n"
-            "  --max-tokens N      drop the oldest lines to stay under N tokens (0: no cap)\n"
+            "  --max-tokens N      drop the least useful lines to stay under N tokens (0: no cap)\n"
             "  --framed            wrap it for an assistant prompt\n"
             "  --runtime-dir DIR   the daemon's runtime directory (default as uitraild's)\n"
             "Exit status: 0 printed, 1 no such tab or no daemon, 2 bad arguments.\n",

@@ -23,7 +23,7 @@
  * else in a drive returns it, so it means "reached", not a failure. */
 #define REPLAY_REACHED_AT UT_EAGAIN
 
-typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_MARKS } output_format;
+typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_COMPACT, OUT_MARKS } output_format;
 
 /* The tabs of the stream in order of first appearance (owned copies), with
  * an open-addressing index over them. */
@@ -227,11 +227,12 @@ static ut_status print_all(replay *r, const ut_trace_opts *opts)
             live++;
     }
     bool first = true;
-    if (r->format == OUT_JSON)
+    bool json = r->format == OUT_JSON || r->format == OUT_COMPACT;
+    if (json)
         fputs("{", stdout);
     for (size_t i = 0; i < r->tabs.n; i++) {
         ut_str tab = ut_str_from(r->tabs.ids[i], r->tabs.lens[i]);
-        if (r->format == OUT_JSON) {
+        if (json) {
             ut_buf *b = &r->line;
             ut_buf_reset(b);
             ut_buf_append_cstr(b, first ? "\n" : ",\n");
@@ -254,7 +255,7 @@ static ut_status print_all(replay *r, const ut_trace_opts *opts)
         if (st != UT_OK)
             return st;
     }
-    if (r->format == OUT_JSON)
+    if (json)
         fputs(first ? "}\n" : "\n}\n", stdout);
     return UT_OK;
 }
@@ -271,10 +272,12 @@ static const char replay_help[] =
     "Options:\n"
     "  --tab TAB          only this tab\n"
     "  --format FORMAT    text (default); json (one object keyed by tab id,\n"
-    "                     or the trace alone with --tab); marks (every\n"
+    "                     or the trace alone with --tab); compact (that\n"
+    "                     JSON without element keys, defaults, epoch times);\n"
+    "                     marks (every\n"
     "                     stable/changing mark as a JSON line, as it happens)\n"
     "  --limit N          newest N entries (1-1000)\n"
-    "  --max-tokens N     drop the oldest lines to stay under N tokens\n"
+    "  --max-tokens N     drop the least useful lines to stay under N tokens\n"
     "  --framed           wrap each trace for an assistant prompt\n"
     "  --ring N           entries kept per tab (1-1000, default 20)\n"
     "  --debounce-ms N    same-element clicks within N ms make one entry\n"
@@ -336,10 +339,12 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
                 r.format = OUT_TEXT;
             else if (strcmp(optarg, "json") == 0)
                 r.format = OUT_JSON;
+            else if (strcmp(optarg, "compact") == 0)
+                r.format = OUT_COMPACT;
             else if (strcmp(optarg, "marks") == 0)
                 r.format = OUT_MARKS;
             else
-                return ut_cli_usage_error(self, "--format '%s': use text, json or marks", optarg);
+                return ut_cli_usage_error(self, "--format '%s': use text, json, compact or marks", optarg);
             break;
         case OPT_LIMIT:
             if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &opts.limit))
@@ -391,7 +396,8 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
     if (optind + 1 < argc)
         return ut_cli_usage_error(self, "unexpected argument '%s'", argv[optind + 1]);
     r.path = argv[optind];
-    opts.format = r.format == OUT_JSON ? UT_TRACE_JSON : UT_TRACE_TEXT;
+    opts.format = r.format == OUT_JSON || r.format == OUT_COMPACT ? UT_TRACE_JSON : UT_TRACE_TEXT;
+    opts.compact = r.format == OUT_COMPACT;
 
     FILE *in = strcmp(r.path, "-") == 0 ? stdin : fopen(r.path, "rb");
     if (!in)
@@ -505,7 +511,7 @@ done:
 const ut_cli_command ut_cli_replay = {
     .name = "replay",
     .summary = "apply a recorded or captured event stream and print the traces",
-    .usage = "FILE [--tab TAB] [--format text|json|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
+    .usage = "FILE [--tab TAB] [--format text|json|compact|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
              "[--model M] [--ring N] [--debounce-ms N]",
     .help = replay_help,
     .run = replay_run,
