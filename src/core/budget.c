@@ -114,13 +114,29 @@ static uint8_t base_rank(const ut__line *l, bool newest_nav)
     return UT__RANK_PLAIN;
 }
 
+/* The message a line carries: an alert's or app event's text, or the
+ * alert a click raised. Empty when it carries none. */
+static ut_str message_of(const ut__entry *en)
+{
+    if (en->kind == UT__E_ALERT || en->kind == UT__E_APP)
+        return ut__entry_field(en, UT__F_TEXT);
+    if ((en->kind == UT__E_CLICK || en->kind == UT__E_BURST) && en->outcome == UT__OUT_ALERT)
+        return ut__entry_field(en, UT__F_OUT_TEXT);
+    return (ut_str){0};
+}
+
 /* A line that says again what a newer one says (a popup opened twice, the
- * same error after each retry) is worth less than the newer one. */
+ * same error after each retry, the app's event for the error the page
+ * showed) is worth less than the newer one. */
 static bool repeats_newer(const ut__line *lines, uint32_t i)
 {
-    for (uint32_t j = 0; j < i; j++)
+    ut_str message = message_of(lines[i].en);
+    for (uint32_t j = 0; j < i; j++) {
         if (lines[j].body_hash == lines[i].body_hash)
             return true;
+        if (message.len && ut_str_eq(message_of(lines[j].en), message))
+            return true;
+    }
     return false;
 }
 
@@ -185,22 +201,20 @@ uint32_t ut__lines_select(ut__line *lines, uint32_t n, uint64_t fixed, uint64_t 
             order[k] = order[k - 1];
             order[k - 1] = tmp;
         }
-    /* Within a rank the newest go first and the first that does not fit
-     * ends the rank (no gaps between lines of equal use); a less useful,
-     * shorter line may still fit. */
+    /* A line that does not fit is left out and the next, less useful or
+     * older, is tried: shorter lines fill what room is left. */
     uint32_t left_out = n;
-    int full_rank = -1;
     for (uint32_t k = 0; k < n; k++) {
         ut__line *l = &lines[order[k]];
-        if (l->rank == full_rank)
-            continue;
         l->keep = true;
-        if (fixed + kept_cost(lines, n, note_cost) > budget) {
-            l->keep = false;
-            full_rank = l->rank;
-        } else {
+        if (fixed + kept_cost(lines, n, note_cost) <= budget) {
             left_out--;
+            continue;
         }
+        l->keep = false;
+        /* Without the newest line older ones would pass for the latest. */
+        if (l->rank == UT__RANK_NEWEST)
+            break;
     }
     return left_out;
 }
