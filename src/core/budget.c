@@ -32,7 +32,23 @@ static int64_t caused_nav(const ut__ring *ring, uint32_t i, const bool *folded)
     return -1;
 }
 
-uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, ut__line *lines)
+/* Two entries that print the same but for their time: a retried click
+ * with the same outcome, the same alert again. */
+static bool same_but_time(const ut__entry *a, const ut__entry *b)
+{
+    if (a->kind != b->kind || (a->kind != UT__E_CLICK && a->kind != UT__E_ALERT))
+        return false;
+    if (a->count != b->count || a->outcome != b->outcome || a->ctx_kind != b->ctx_kind ||
+        a->flags != b->flags || a->state_set != b->state_set || a->state_on != b->state_on ||
+        a->detail != b->detail || a->outcome_detail != b->outcome_detail || a->sort != b->sort)
+        return false;
+    for (int f = 0; f < UT__F__COUNT; f++)
+        if (!ut_str_eq(ut__entry_field(a, (ut__field)f), ut__entry_field(b, (ut__field)f)))
+            return false;
+    return true;
+}
+
+uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, bool fold_repeats, ut__line *lines)
 {
     /* folded[j]: entry j prints on an older click's line. At most the ring's
      * size (UT_RING_MAX); a bit array on the stack would do, bools read
@@ -50,6 +66,13 @@ uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, ut__line *lines)
         if (folded[i])
             continue;
         const ut__entry *en = *ut__ring_newest(ring, i);
+        ut__line *above = count ? &lines[count - 1] : NULL;
+        if (fold_repeats && above && !above->nav && nav_of[i] < 0 && same_but_time(above->en, en)) {
+            if (above->again < UT__AGAIN_SHOWN)
+                above->again_us[above->again] = en->time_us;
+            above->again++;
+            continue;
+        }
         ut__line *l = &lines[count++];
         *l = (ut__line){.en = en};
         if (nav_of[i] >= 0)
@@ -106,8 +129,9 @@ static uint8_t base_rank(const ut__line *l, bool newest_nav)
         if (!ut__entry_field(en, UT__F_TEXT).len)
             return UT__RANK_PLAIN;
         return is_dialog_role(ut__entry_field(en, UT__F_ROLE)) ? UT__RANK_FACT : UT__RANK_ACTION;
-    case UT__E_DIALOG_OPEN:
-    case UT__E_CHANGE: return UT__RANK_ACTION;
+    case UT__E_CHANGE: /* a value the user chose is a fact; a length typed is not */
+        return en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? UT__RANK_FACT : UT__RANK_ACTION;
+    case UT__E_DIALOG_OPEN: return UT__RANK_ACTION;
     case UT__E_ALERT:
     case UT__E_APP: return UT__RANK_FACT;
     }

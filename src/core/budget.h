@@ -15,10 +15,15 @@ typedef enum ut__rank {
     UT__RANK_NEWEST, /* what the user did last */
 } ut__rank;
 
+/* Times of older identical entries a line lists: " (also at T1, T2 …)". */
+#define UT__AGAIN_SHOWN 8
+
 /* One line of a text trace (one entry of a JSON trace). */
 typedef struct ut__line {
     const ut__entry *en;
     const ut__entry *nav; /* the navigation `en` caused, printed on its line; NULL */
+    uint32_t again;       /* older identical entries folded into this line (text only) */
+    int64_t again_us[UT__AGAIN_SHOWN]; /* the newest of their times, newest first */
     ut_str row;           /* the row's cells (a list) when `en` is in a row, else empty */
     uint32_t cost_full;   /* estimated tokens with the row's cells */
     uint32_t cost_short;  /* with "(in the same row)" instead */
@@ -28,9 +33,10 @@ typedef struct ut__line {
 } ut__line;
 
 /* Fills `lines` (room for `n`) from the `n` newest entries of `ring`, newest
- * first, folding each navigation into the click whose outcome it is.
- * Returns the number of lines. */
-uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, ut__line *lines);
+ * first, folding each navigation into the click whose outcome it is and,
+ * with `fold_repeats`, a click or alert into the line above when it says
+ * exactly the same (a retry). Returns the number of lines. */
+uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, bool fold_repeats, ut__line *lines);
 
 /* True when line `i` prints "(in the same row)": the nearest kept line
  * above it that is in a row is in the same row. */

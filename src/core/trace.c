@@ -577,6 +577,14 @@ static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
     put_clock(out, l->en->time_us, tz);
     ut_buf_append(out, " ", 1);
     put_entry_text(out, l, same_row);
+    for (uint32_t k = 0; k < l->again && k < UT__AGAIN_SHOWN; k++) {
+        ut_buf_append_cstr(out, k ? ", " : " (also at ");
+        put_clock(out, l->again_us[k], tz);
+    }
+    if (l->again > UT__AGAIN_SHOWN)
+        ut_buf_printf(out, " and %" PRIu32 " more times", l->again - UT__AGAIN_SHOWN);
+    if (l->again)
+        ut_buf_append(out, ")", 1);
     ut_buf_append(out, "\n", 1);
 }
 
@@ -611,7 +619,7 @@ static void weigh_lines(ut__line *lines, uint32_t n, int32_t tz, ut_buf *out)
     }
 }
 
-static const char NOTE_FMT[] = "(%" PRIu32 " less useful lines left out to fit max_tokens)\n";
+static const char NOTE_FMT[] = "(%" PRIu32 " lines left out)\n";
 
 /* Under `opts->max_tokens`, which lines stay (budget.c); the number left out. */
 static uint32_t fit_lines(ut__line *lines, uint32_t n, uint64_t fixed, const ut_trace_opts *opts,
@@ -652,7 +660,7 @@ static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
         out->oom = true;
         return;
     }
-    n = ut__lines_build(&t->ring, n, lines);
+    n = ut__lines_build(&t->ring, n, true, lines);
     for (uint32_t i = 0; i < n; i++)
         lines[i].keep = true;
     uint32_t left_out = fit_lines(lines, n, fixed, opts, tab_tz(t), out);
