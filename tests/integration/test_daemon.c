@@ -1546,6 +1546,14 @@ static void test_daemon_startup_errors(void **state)
     fclose(f);
     expect_start_failure((const char *const[]){"--config", conf_path, NULL},
                          "line 2: unknown setting 'colour'");
+    /* Two bad lines: each with its own number and its own reason. */
+    f = fopen(conf_path, "w");
+    fputs("ring = 0\nlog-level = info\ncolour = blue\nnot a setting\n", f);
+    fclose(f);
+    expect_start_failure((const char *const[]){"--config", conf_path, NULL},
+                         "line 1: --ring 0: expected a whole number from 1 to 1000; line 3: unknown "
+                         "setting 'colour' (the names are uitraild's long options); line 4: expected "
+                         "'name = value'");
     f = fopen(conf_path, "w");
     fputs("[server]\nring = 20\n", f);
     fclose(f);
