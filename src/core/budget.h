@@ -10,8 +10,9 @@
 typedef enum ut__rank {
     UT__RANK_VIEW,   /* an older navigation, a repeated view */
     UT__RANK_PLAIN,  /* a click whose outcome was only "page changed" or nothing; a repeat */
-    UT__RANK_ACTION, /* clicks with a state or a navigation, changes, the current page */
-    UT__RANK_FACT,   /* dialog contents, alerts, app events, the row acted on, dead and rage clicks */
+    UT__RANK_ACTION, /* clicks with a state or a navigation, text typed, the current page */
+    UT__RANK_FACT,   /* dialog contents, alerts, app events, the row acted on, dead and rage
+                      * clicks, values set */
     UT__RANK_NEWEST, /* what the user did last */
 } ut__rank;
 
