@@ -647,6 +647,31 @@ static void test_daemon_log_sample_is_bounded(void **state)
     stop_clean(&d);
 }
 
+/* Every log line is escaped whatever its arguments: a tab id with a
+ * newline (or a NEL) cannot end the line and forge the next. */
+static void test_daemon_log_line_not_forged_by_tab_id(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--log-level", "debug", NULL});
+    /* The second event's seq jumps too far: its tab id is logged. */
+    ut_buf b = mp("[[\"uitrail.nav\", 1700000000, {\"tab\":\"t\\nFORGED error: x\\u0085NEL\",\"seq\":1,\"url\":\"/a\",\"how\":\"load\"}],"
+                  " [\"uitrail.nav\", 1700000001, {\"tab\":\"t\\nFORGED error: x\\u0085NEL\",\"seq\":9000000,\"url\":\"/b\",\"how\":\"load\"}]]");
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(send_synced(fd, b.data, b.len, "logged"));
+    ut_buf_free(&b);
+    close(fd);
+    bool logged = itest_log_wait(&d, "jumps too far ahead", ITEST_TIMEOUT_MS);
+    char *log = itest_log(&d);
+    if (!logged)
+        fail_msg("no log line of the seq jump:\n%s", log);
+    assert_null(strstr(log, "\nFORGED"));
+    assert_null(strstr(log, "\xc2\x85"));
+    assert_non_null(strstr(log, "tab 't\\x0aFORGED error: x\\xc2\\x85NEL'"));
+    ut_free(log);
+    stop_clean(&d);
+}
+
 static void test_daemon_frame_over_limit_closes(void **state)
 {
     (void)state;
@@ -1618,6 +1643,7 @@ int main(void)
         cmocka_unit_test(test_daemon_hostile_inputs),
         cmocka_unit_test(test_daemon_frame_over_limit_closes),
         cmocka_unit_test(test_daemon_log_sample_is_bounded),
+        cmocka_unit_test(test_daemon_log_line_not_forged_by_tab_id),
         cmocka_unit_test(test_daemon_http_errors_are_json),
         cmocka_unit_test(test_daemon_tab_ids_are_url_decoded),
         cmocka_unit_test(test_daemon_keep_alive_and_pipelining),
@@ -1644,6 +1670,9 @@ int main(void)
         cmocka_unit_test(test_daemon_forward_tcp),
     };
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     int failed = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("daemon_sessions", session_tests, session_setup,
                                           session_teardown);

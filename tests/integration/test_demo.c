@@ -275,6 +275,9 @@ static void test_demo_root_must_hold_the_demo(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_serves_files_and_refuses_escapes),
         cmocka_unit_test(test_demo_serves_an_installed_data_directory),

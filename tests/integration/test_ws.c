@@ -817,6 +817,9 @@ static void test_ws_allow_origin_option_is_checked(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ws_handshake_answers_rfc_accept),
         cmocka_unit_test(test_ws_handshake_refusals),
