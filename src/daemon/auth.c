@@ -269,6 +269,9 @@ void ut__auth_add_own_address(ut__auth *a, const char *hostport)
 static bool eq_concat(ut_str s, const char *a, const char *b)
 {
     size_t na = strlen(a), nb = strlen(b);
+    /* An absent header is a NULL string: never handed to strncasecmp. */
+    if (s.len == 0)
+        return na + nb == 0;
     return s.len == na + nb && strncasecmp(s.ptr, a, na) == 0 &&
            strncasecmp(s.ptr + na, b, nb) == 0;
 }
@@ -278,7 +281,7 @@ static bool eq_concat(ut_str s, const char *a, const char *b)
 static bool names_own_address(const ut__auth *a, ut_str hostport, const char *scheme)
 {
     size_t n = strlen(scheme);
-    if (hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
+    if (hostport.len == 0 || hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
         return false;
     ut_str rest = {hostport.ptr + n, hostport.len - n};
     for (size_t i = 0; i < a->n_own; i++) {

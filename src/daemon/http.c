@@ -53,6 +53,7 @@ static const char *const header_names[UT__HDR__COUNT] = {
     [UT__HDR_WS_VERSION] = "sec-websocket-version",
     [UT__HDR_WS_PROTOCOL] = "sec-websocket-protocol",
     [UT__HDR_FORWARDED_FOR] = "x-forwarded-for",
+    [UT__HDR_EXPECT] = "expect",
 };
 
 static void on_header_timeout(uv_timer_t *t);
@@ -236,7 +237,11 @@ void ut__http_respond(ut__conn *c, int status, const char *content_type, const c
                   "%s%s\r\n",
                   status, ut__http_reason_phrase(status), content_type, body_len,
                   extra_headers ? extra_headers : "", close ? "Connection: close\r\n" : "");
-    if (body_len <= RESPONSE_COPY_MAX_BYTES)
+    /* The answer to HEAD is the answer to GET without its body (RFC 9110
+     * 9.3.2): the same Content-Length, no content. */
+    if (http_of(c)->req.method == HTTP_HEAD)
+        body_len = 0;
+    else if (body_len <= RESPONSE_COPY_MAX_BYTES)
         ut_buf_append(out, body, body_len);
     if (out->oom) {
         ut__conn_abort(c, "out of memory");
@@ -408,6 +413,18 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return ut_buf_append(&r->headers[r->header], at, len) == UT_OK ? 0 : 1;
 }
 
+#define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
+
+/* Whether the client waits for a 100 before it sends the body (RFC 9110
+ * 10.1.1); an HTTP/1.0 client is never sent one. */
+static bool expects_continue(const http_parser *p, const ut__http_req *r)
+{
+    ut_str expect = ut_buf_str(&r->headers[UT__HDR_EXPECT]);
+    static const char want[] = "100-continue";
+    return (p->http_major > 1 || p->http_minor >= 1) && expect.len == sizeof want - 1 &&
+           strncasecmp(expect.ptr, want, expect.len) == 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     http_conn *h = p->data;
@@ -426,6 +443,8 @@ static int on_headers_complete(http_parser *p)
         ut__http_error_with(c, h->req.status, h->req.error_headers, h->req.error, true);
         return -1; /* stops the parser: nothing more is read from this peer */
     }
+    if (has_body && expects_continue(p, &h->req))
+        ut__conn_write(c, CONTINUE_LINE, sizeof CONTINUE_LINE - 1);
     return 0;
 }
 

@@ -895,6 +895,98 @@ static void test_daemon_body_limit_refused_early(void **state)
     stop_clean(&d);
 }
 
+/* Reads until the daemon closes the connection (or a timeout). */
+static void read_to_close(int fd, ut_buf *out)
+{
+    char buf[4096];
+    ssize_t n;
+    while ((n = itest_recv(fd, buf, sizeof buf, ITEST_TIMEOUT_MS)) > 0)
+        ut_buf_append(out, buf, (size_t)n);
+}
+
+/* HEAD is GET without the body; a stream has no HEAD, and its 405 has no
+ * body either. */
+static void test_daemon_head_has_no_body(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    int fd = itest_connect_unix(d.http_sock);
+    static const char two[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_true(itest_send(fd, two, sizeof two - 1));
+    ut_buf got = UT_BUF_INIT;
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    /* The first answer's head is followed at once by the second's. */
+    assert_true(strncmp(got.data, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    char *second = strstr(got.data, "\r\n\r\n");
+    assert_non_null(second);
+    assert_true(strncmp(second + 4, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_non_null(strstr(got.data, "Content-Length: 3\r\n"));
+    assert_string_equal(got.data + got.len - 7, "\r\n\r\nok\n");
+    ut_buf_free(&got);
+
+    fd = itest_connect_unix(d.http_sock);
+    static const char events[] = "HEAD /v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_true(itest_send(fd, events, sizeof events - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_true(strncmp(got.data, "HTTP/1.1 405 ", 13) == 0);
+    assert_non_null(strstr(got.data, "Allow: GET\r\n"));
+    assert_string_equal(got.data + got.len - 4, "\r\n\r\n");
+    ut_buf_free(&got);
+    stop_clean(&d);
+}
+
+/* A client that sends `Expect: 100-continue` waits for the 100 before the
+ * body; a body refused by its headers gets its answer instead. */
+static void test_daemon_expect_continue(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    static const char body[] =
+        "[\"uitrail.click\", 1700000000, {\"tab\":\"cont\",\"role\":\"button\",\"name\":\"Go\",\"el\":\"g\"}]";
+    char head[256];
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n",
+             sizeof body - 1);
+    int fd = itest_connect_unix(d.http_sock);
+    assert_true(itest_send(fd, head, strlen(head)));
+    char got[64] = "";
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    size_t have = 0;
+    while (have < sizeof cont - 1) {
+        ssize_t n = itest_recv(fd, got + have, sizeof cont - 1 - have, ITEST_TIMEOUT_MS);
+        if (n <= 0)
+            fail_msg("no 100 Continue (got \"%.*s\")", (int)have, got);
+        have += (size_t)n;
+    }
+    assert_memory_equal(got, cont, sizeof cont - 1);
+    assert_true(itest_send(fd, body, sizeof body - 1));
+    itest_response r;
+    assert_true(itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 202);
+    itest_response_free(&r);
+    close(fd);
+
+    /* Too large: the 413 comes at once, and no 100. */
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: 999999999999\r\nExpect: 100-continue\r\n\r\n");
+    fd = itest_connect_unix(d.http_sock);
+    assert_true(itest_send(fd, head, strlen(head)));
+    assert_true(itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 413);
+    itest_response_free(&r);
+    close(fd);
+    stop_clean(&d);
+}
+
 static void test_daemon_header_limit(void **state)
 {
     (void)state;
@@ -1651,6 +1743,8 @@ int main(void)
         cmocka_unit_test(test_daemon_http_ingest_bad_bodies),
         cmocka_unit_test(test_daemon_body_limit_refused_early),
         cmocka_unit_test(test_daemon_header_limit),
+        cmocka_unit_test(test_daemon_head_has_no_body),
+        cmocka_unit_test(test_daemon_expect_continue),
         cmocka_unit_test(test_daemon_header_timeout_cuts_slow_client),
         cmocka_unit_test(test_daemon_idle_timeouts),
         cmocka_unit_test(test_daemon_connection_cap),
