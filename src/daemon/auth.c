@@ -165,13 +165,22 @@ ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t er
         return UT_ENOMEM;
     }
     snprintf(a->token_path, plen, "%s/%s", s->runtime_dir, UT_TOKEN_FILE_NAME);
-    return write_token_file(a, err, errlen);
+    return UT_OK;
+}
+
+ut_status ut__auth_publish(ut__auth *a, char *err, size_t errlen)
+{
+    ut_status st = write_token_file(a, err, errlen);
+    a->published = st == UT_OK;
+    return st;
 }
 
 void ut__auth_cleanup(ut__auth *a)
 {
     if (a->token_path) {
-        unlink(a->token_path);
+        if (a->published)
+            unlink(a->token_path);
+        a->published = false;
         ut_free(a->token_path);
         a->token_path = NULL;
     }

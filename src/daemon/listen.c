@@ -138,7 +138,6 @@ static ut_status listen_unix(ut__daemon *d, const ut__conn_ops *ops, const char 
         return UT_EIO;
     }
     listener_opened(l);
-    l->path = path;
     snprintf(l->addr, sizeof l->addr, "%s", path);
 
     /* The umask makes the socket 0600 from its creation, leaving no window
@@ -146,8 +145,14 @@ static ut_status listen_unix(ut__daemon *d, const ut__conn_ops *ops, const char 
     mode_t old_mask = umask(0177);
     rc = uv_pipe_bind(&l->h.pipe, path);
     umask(old_mask);
-    if (rc == 0)
-        rc = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection);
+    if (rc != 0) {
+        /* Not ours (another daemon bound it first): never unlinked. */
+        snprintf(err, errlen, "cannot listen on %s: %s", path, uv_strerror(rc));
+        ut_free(path);
+        return UT_EIO;
+    }
+    l->path = path; /* ours: unlinked when the listener stops */
+    rc = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection);
     if (rc != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", path, uv_strerror(rc));
         return UT_EIO;

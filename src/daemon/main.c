@@ -100,7 +100,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int exit_code = 0;
-    if (ut__recorder_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
+    if (ut__recorder_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK ||
+        ut__auth_publish(&d->auth, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
         exit_code = 1;
         ut__daemon_shutdown(d, "start-up failed");

@@ -1701,6 +1701,37 @@ static void test_daemon_second_daemon_refused_and_stale_socket_removed(void **st
     itest_stop(&d, SIGKILL);
 }
 
+/* A second daemon refused on the same runtime directory leaves the first
+ * one's token file and sockets as they were. */
+static void test_daemon_second_daemon_leaves_the_first_ones_files(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    char token_path[400];
+    snprintf(token_path, sizeof token_path, "%s/%s", d.runtime_dir, UT_TOKEN_FILE_NAME);
+    char *before = itest_read_file(token_path, NULL);
+    assert_non_null(before);
+    expect_start_failure((const char *const[]){"--runtime-dir", d.runtime_dir, "--http", "off", NULL},
+                         "another uitraild is listening");
+    char *after = itest_read_file(token_path, NULL);
+    if (!after)
+        fail_msg("the refused daemon removed %s", token_path);
+    assert_string_equal(before, after);
+    ut_free(before);
+    ut_free(after);
+    assert_int_equal(access(d.http_sock, F_OK), 0);
+    assert_int_equal(access(d.ingest_sock, F_OK), 0);
+    /* The first daemon still answers with its token. */
+    char auth[400];
+    snprintf(auth, sizeof auth, "Bearer %s", d.token);
+    itest_response r;
+    assert_true(itest_http(&d, true, auth, "GET", "/v1/tabs", NULL, NULL, 0, &r));
+    assert_int_equal(r.status, 200);
+    itest_response_free(&r);
+    stop_clean(&d);
+}
+
 static void test_daemon_forward_tcp(void **state)
 {
     (void)state;
@@ -1761,6 +1792,7 @@ int main(void)
         cmocka_unit_test(test_daemon_sighup_reloads_config),
         cmocka_unit_test(test_daemon_startup_errors),
         cmocka_unit_test(test_daemon_second_daemon_refused_and_stale_socket_removed),
+        cmocka_unit_test(test_daemon_second_daemon_leaves_the_first_ones_files),
         cmocka_unit_test(test_daemon_forward_tcp),
     };
     signal(SIGPIPE, SIG_IGN);
