@@ -140,6 +140,7 @@ static char *trace_of(const itest_daemon *d, const char *tab_escaped, const char
 }
 
 static void make_busy_tab(const itest_daemon *d, const char *tab);
+static void expect_start_failure(const char *const *args, const char *message);
 
 /* ---- the session fixture through each ingest mode ---- */
 
@@ -346,13 +347,13 @@ static void run_mode(const session *s, enum ingest_mode mode)
 
 /* Runs the `uitrail` client ($UITRAIL) with `args`; its stdout goes into
  * `out` when not NULL. Returns its exit status. */
-static int run_client(const char *const *args, ut_buf *out)
+static int run_client_to(const char *const *args, ut_buf *out, int to_fd)
 {
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        dup2(pipefd[1], STDOUT_FILENO);
+        dup2(pipefd[1], to_fd);
         close(pipefd[0]);
         const char *argv[32] = {getenv("UITRAIL")};
         size_t n = 1;
@@ -372,6 +373,17 @@ static int run_client(const char *const *args, ut_buf *out)
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_client(const char *const *args, ut_buf *out)
+{
+    return run_client_to(args, out, STDOUT_FILENO);
+}
+
+/* As run_client, with its stderr into `err`. */
+static int run_client_err(const char *const *args, ut_buf *err)
+{
+    return run_client_to(args, err, STDERR_FILENO);
 }
 
 static void test_daemon_client_commands(void **state)
@@ -411,6 +423,68 @@ static void test_daemon_client_commands(void **state)
     stop_clean(&d);
     /* No daemon: a clear error. */
     assert_int_equal(run_client((const char *const[]){"tabs", "--runtime-dir", "/nonexistent", NULL}, NULL), 1);
+}
+
+/* The client talks only to a runtime directory and sockets of its own
+ * uid, a directory no one else may enter, and never through a symlink:
+ * anything else may be a stranger's daemon waiting for our events and
+ * feeding us a forged trace. */
+static void test_daemon_client_refuses_an_untrusted_runtime_dir(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    const char *rt = d.runtime_dir;
+    ut_buf err = UT_BUF_INIT;
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 0);
+    /* Open to others. */
+    assert_int_equal(chmod(rt, 0755), 0);
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "it must be 0700: run chmod 700"));
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"send", "-", "--runtime-dir", rt, NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "refusing to connect"));
+    assert_int_equal(chmod(rt, 0700), 0);
+    /* Through a symlink. */
+    char link[400];
+    snprintf(link, sizeof link, "%s/link", d.dir);
+    assert_int_equal(symlink(rt, link), 0);
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", link, NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "is a symlink"));
+    unlink(link);
+    /* Another user's (only root can make one). */
+    struct passwd *pw = getpwnam("nobody");
+    if (geteuid() == 0 && pw) {
+        assert_int_equal(chown(rt, pw->pw_uid, (gid_t)-1), 0);
+        ut_buf_reset(&err);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+        assert_non_null(strstr(err.data, "not to us"));
+        assert_int_equal(chown(rt, 0, (gid_t)-1), 0);
+        /* A socket of another user in our directory. */
+        assert_int_equal(chown(d.http_sock, pw->pw_uid, (gid_t)-1), 0);
+        ut_buf_reset(&err);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+        assert_non_null(strstr(err.data, "socket"));
+        assert_int_equal(chown(d.http_sock, 0, (gid_t)-1), 0);
+    }
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 0);
+    ut_buf_free(&err);
+    stop_clean(&d);
+    /* The daemon refuses such a directory too. */
+    char dir[] = "/tmp/uitrail-link-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char target[64], via[64];
+    snprintf(target, sizeof target, "%s/real", dir);
+    snprintf(via, sizeof via, "%s/via", dir);
+    assert_int_equal(mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, via), 0);
+    expect_start_failure((const char *const[]){"--runtime-dir", via, NULL}, "is a symlink");
+    unlink(via);
+    rmdir(target);
+    rmdir(dir);
 }
 
 static void test_daemon_ingest_message_mode(void **state) { run_mode(*state, MODE_MESSAGE); }
@@ -1793,6 +1867,7 @@ int main(void)
         cmocka_unit_test(test_daemon_startup_errors),
         cmocka_unit_test(test_daemon_second_daemon_refused_and_stale_socket_removed),
         cmocka_unit_test(test_daemon_second_daemon_leaves_the_first_ones_files),
+        cmocka_unit_test(test_daemon_client_refuses_an_untrusted_runtime_dir),
         cmocka_unit_test(test_daemon_forward_tcp),
     };
     signal(SIGPIPE, SIG_IGN);

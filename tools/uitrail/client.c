@@ -58,6 +58,17 @@ static int client_connect(const client *cl, const char *name)
                 cl->runtime_dir, name, UT_UNIX_PATH_MAX_BYTES);
         return -1;
     }
+    /* Only to a daemon of our own uid: a directory or socket someone else
+     * prepared would get our raw events and could feed us a forged trace.
+     * A missing one is reported by connect below. */
+    char why[1024];
+    ut_status st = ut_runtime_path_check(cl->runtime_dir, UT_RUNTIME_DIR, why, sizeof why);
+    if (st == UT_OK)
+        st = ut_runtime_path_check(sun.sun_path, UT_RUNTIME_SOCKET, why, sizeof why);
+    if (st != UT_OK && st != UT_ENOENT) {
+        fprintf(stderr, "uitrail: refusing to connect: %s\n", why);
+        return -1;
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         fprintf(stderr, "uitrail: socket: %s\n", strerror(errno));
