@@ -347,6 +347,9 @@ static void run_mode(const session *s, enum ingest_mode mode)
 
 /* Runs the `uitrail` client ($UITRAIL) with `args`; its stdout goes into
  * `out` when not NULL. Returns its exit status. */
+/* $XDG_RUNTIME_DIR for the client, when not NULL. */
+static const char *client_xdg;
+
 static int run_client_to(const char *const *args, ut_buf *out, int to_fd)
 {
     int pipefd[2];
@@ -354,6 +357,8 @@ static int run_client_to(const char *const *args, ut_buf *out, int to_fd)
     pid_t pid = fork();
     if (pid == 0) {
         dup2(pipefd[1], to_fd);
+        if (client_xdg)
+            setenv("XDG_RUNTIME_DIR", client_xdg, 1);
         close(pipefd[0]);
         const char *argv[32] = {getenv("UITRAIL")};
         size_t n = 1;
@@ -425,55 +430,64 @@ static void test_daemon_client_commands(void **state)
     assert_int_equal(run_client((const char *const[]){"tabs", "--runtime-dir", "/nonexistent", NULL}, NULL), 1);
 }
 
-/* The client talks only to a runtime directory and sockets of its own
- * uid, a directory no one else may enter, and never through a symlink:
- * anything else may be a stranger's daemon waiting for our events and
- * feeding us a forged trace. */
+/* In the default runtime directory ($XDG_RUNTIME_DIR/uitrail, or
+ * /tmp/uitrail-UID, names anyone can predict) the client talks only to a
+ * directory and sockets of its own uid, a directory no one else may enter,
+ * and never through a symlink: anything else may be a stranger's daemon
+ * waiting for our events and feeding us a forged trace. */
 static void test_daemon_client_refuses_an_untrusted_runtime_dir(void **state)
 {
     (void)state;
     itest_daemon d;
     start(&d, NULL);
-    const char *rt = d.runtime_dir;
+    /* The daemon's directory, moved to where the client looks by default
+     * (its sockets go with it). */
+    char xdg_dir[400];
+    snprintf(xdg_dir, sizeof xdg_dir, "%s/uitrail", d.dir);
+    assert_int_equal(rename(d.runtime_dir, xdg_dir), 0);
+    client_xdg = d.dir;
     ut_buf err = UT_BUF_INIT;
-    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 0);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 0);
     /* Open to others. */
-    assert_int_equal(chmod(rt, 0755), 0);
+    assert_int_equal(chmod(xdg_dir, 0755), 0);
     ut_buf_reset(&err);
-    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
     assert_non_null(strstr(err.data, "it must be 0700: run chmod 700"));
     ut_buf_reset(&err);
-    assert_int_equal(run_client_err((const char *const[]){"send", "-", "--runtime-dir", rt, NULL}, &err), 1);
+    assert_int_equal(run_client_err((const char *const[]){"send", "-", NULL}, &err), 1);
     assert_non_null(strstr(err.data, "refusing to connect"));
-    assert_int_equal(chmod(rt, 0700), 0);
-    /* Through a symlink. */
-    char link[400];
-    snprintf(link, sizeof link, "%s/link", d.dir);
-    assert_int_equal(symlink(rt, link), 0);
-    ut_buf_reset(&err);
-    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", link, NULL}, &err), 1);
-    assert_non_null(strstr(err.data, "is a symlink"));
-    unlink(link);
+    assert_int_equal(chmod(xdg_dir, 0700), 0);
     /* Another user's (only root can make one). */
     struct passwd *pw = getpwnam("nobody");
     if (geteuid() == 0 && pw) {
-        assert_int_equal(chown(rt, pw->pw_uid, (gid_t)-1), 0);
+        assert_int_equal(chown(xdg_dir, pw->pw_uid, (gid_t)-1), 0);
         ut_buf_reset(&err);
-        assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
         assert_non_null(strstr(err.data, "not to us"));
-        assert_int_equal(chown(rt, 0, (gid_t)-1), 0);
+        assert_int_equal(chown(xdg_dir, 0, (gid_t)-1), 0);
         /* A socket of another user in our directory. */
-        assert_int_equal(chown(d.http_sock, pw->pw_uid, (gid_t)-1), 0);
+        char sock[500];
+        snprintf(sock, sizeof sock, "%s/%s", xdg_dir, UT_HTTP_SOCKET_NAME);
+        assert_int_equal(chown(sock, pw->pw_uid, (gid_t)-1), 0);
         ut_buf_reset(&err);
-        assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 1);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
         assert_non_null(strstr(err.data, "socket"));
-        assert_int_equal(chown(d.http_sock, 0, (gid_t)-1), 0);
+        assert_int_equal(chown(sock, 0, (gid_t)-1), 0);
     }
+    /* Through a symlink. */
+    assert_int_equal(rename(xdg_dir, d.runtime_dir), 0);
+    assert_int_equal(symlink(d.runtime_dir, xdg_dir), 0);
     ut_buf_reset(&err);
-    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", rt, NULL}, &err), 0);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "is a symlink"));
+    unlink(xdg_dir);
+    client_xdg = NULL;
+    /* Named with --runtime-dir, the directory is the user's choice. */
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", d.runtime_dir, NULL}, &err), 0);
     ut_buf_free(&err);
     stop_clean(&d);
-    /* The daemon refuses such a directory too. */
+    /* The daemon refuses a symlinked directory too. */
     char dir[] = "/tmp/uitrail-link-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char target[64], via[64];

@@ -119,16 +119,16 @@ static void describe_endpoint(const ut__mcp_daemon *d, char *out, size_t len)
         snprintf(out, len, "%s", d->unix_path);
 }
 
-/* Whether what is used from the runtime directory (http.sock, or the token
- * file kept there) is ours: see ut_runtime_path_check. A missing one is
- * reported when it is used. */
+/* Whether what is used from the default runtime directory (http.sock, or
+ * the token file kept there) is ours: see ut_runtime_path_check. A missing
+ * one is reported when it is used. */
 static bool runtime_paths_ok(const ut__mcp_daemon *d, char *err, size_t errlen)
 {
     size_t n = strlen(d->runtime_dir);
     bool token_inside = d->tcp && strncmp(d->token_file, d->runtime_dir, n) == 0 &&
                         d->token_file[n] == '/';
-    if (d->tcp && !token_inside)
-        return true; /* --token-file: the user's own choice */
+    if (!d->check_dir || (d->tcp && !token_inside))
+        return true; /* --runtime-dir, --token-file: the user's own choice */
     ut_status st = ut_runtime_path_check(d->runtime_dir, UT_RUNTIME_DIR, err, errlen);
     if (st == UT_OK)
         st = ut_runtime_path_check(d->tcp ? d->token_file : d->unix_path,
