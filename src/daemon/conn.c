@@ -142,6 +142,24 @@ void ut__conns_close_all(ut__daemon *d)
         ut__conn_abort(ut_list_entry(l, ut__conn, link), "shutting down");
 }
 
+size_t ut__conns_recheck_peers(ut__daemon *d)
+{
+    size_t cut = 0;
+    ut_list *l;
+    ut_list_foreach(l, &d->conns.all) {
+        ut__conn *c = ut_list_entry(l, ut__conn, link);
+        if (c->transport != UT__TRANSPORT_UNIX || c->state == UT__CONN_CLOSING ||
+            ut__auth_uid_allowed(&d->auth, c->peer_uid))
+            continue;
+        c->peer_allowed = false;
+        d->m.refused_peer++;
+        cut++;
+        /* Closing only unlinks it: the list stays walkable. */
+        ut__conn_abort(c, "its uid is no longer allowed (--allow-uid)");
+    }
+    return cut;
+}
+
 /* ---- reading ---- */
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);

@@ -132,6 +132,10 @@ ut__conn *ut__conn_find(ut__daemon *d, uint64_t id);
 size_t ut__conn_count(const ut__daemon *d);
 /* Closes every connection (shutdown). */
 void ut__conns_close_all(ut__daemon *d);
+/* Closes every Unix connection whose peer uid is no longer allowed (after
+ * a reload took an --allow-uid away): its event streams, stable waits and
+ * ingest end with it. Returns how many were closed. */
+size_t ut__conns_recheck_peers(ut__daemon *d);
 
 /* Makes `c` speak `ops`, with `part` as its part: the old part is freed
  * (its ops->free). The caller must be done with the old part. */

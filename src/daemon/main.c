@@ -32,6 +32,9 @@ static void reload(ut__daemon *d)
     }
     ut__settings_apply_reload(&d->settings, &next);
     ut__settings_free(&next);
+    size_t cut = ut__conns_recheck_peers(d);
+    if (cut)
+        ut__log(UT__LOG_INFO, "reload: closed %zu connections of uids no longer allowed", cut);
 }
 
 static void on_signal(uv_signal_t *h, int signum)

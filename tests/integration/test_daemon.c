@@ -1595,6 +1595,89 @@ static void test_daemon_peer_uid_refused(void **state)
     stop_clean(&d);
 }
 
+/* As nobody: opens an event stream, a stable wait and an ingest
+ * connection, writes a byte to `ready`, and exits 0 once the daemon has
+ * closed all three. */
+static int nobody_holds_streams(const itest_daemon *d, int ready)
+{
+    int fds[3];
+    static const char *const reqs[2] = {
+        "GET /v1/events?tab=* HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /v1/tabs/busy/stable?wait_ms=60000 HTTP/1.1\r\nHost: x\r\n\r\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        fds[i] = itest_connect_unix(d->http_sock);
+        if (fds[i] < 0 || !itest_send(fds[i], reqs[i], strlen(reqs[i])))
+            return 1;
+    }
+    char head[256];
+    if (itest_recv(fds[0], head, sizeof head, ITEST_TIMEOUT_MS) <= 0)
+        return 2; /* the stream's headers: it is subscribed */
+    fds[2] = itest_connect_unix(d->ingest_sock);
+    if (fds[2] < 0)
+        return 3;
+    if (!itest_wait_metric(d, "uitrail_stable_waiters", 1, ITEST_TIMEOUT_MS))
+        return 4;
+    if (write(ready, "r", 1) != 1)
+        return 5;
+    for (int i = 0; i < 3; i++) {
+        if (!itest_wait_closed(fds[i], ITEST_TIMEOUT_MS))
+            return 10 + i;
+    }
+    return 0;
+}
+
+/* A reload that takes an --allow-uid away closes that uid's open event
+ * streams, stable waits and ingest connections. */
+static void test_daemon_sighup_cuts_a_removed_uid(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_daemon_sighup_cuts_a_removed_uid: skipped: needs root to switch to another uid\n");
+        skip();
+    }
+    struct passwd *pw = getpwnam("nobody");
+    uid_t uid = pw ? pw->pw_uid : 65534;
+    gid_t gid = pw ? pw->pw_gid : 65534;
+    char dir[] = "/tmp/uitrail-conf-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/uitraild.conf", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "allow-uid = %lu\n", (unsigned long)uid);
+    fclose(f);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--config", path, NULL});
+    open_up_sockets(&d);
+    make_busy_tab(&d, "busy");
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+            _exit(100);
+        _exit(nobody_holds_streams(&d, ready[1]));
+    }
+    close(ready[1]);
+    char byte;
+    struct pollfd p = {ready[0], POLLIN, 0};
+    assert_true(poll(&p, 1, ITEST_TIMEOUT_MS) == 1 && read(ready[0], &byte, 1) == 1);
+    close(ready[0]);
+    f = fopen(path, "w");
+    fputs("# nobody is no longer allowed\n", f);
+    fclose(f);
+    kill(d.pid, SIGHUP);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("nobody's connections: status %d", status);
+    assert_true(itest_log_wait(&d, "closed 3 connections of uids no longer allowed", ITEST_TIMEOUT_MS));
+    stop_clean(&d);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- lifecycle ---- */
 
 static void test_daemon_sigterm_with_open_connections(void **state)
@@ -1878,6 +1961,7 @@ int main(void)
         cmocka_unit_test(test_daemon_sigterm_with_open_connections),
         cmocka_unit_test(test_daemon_sigint_stops),
         cmocka_unit_test(test_daemon_sighup_reloads_config),
+        cmocka_unit_test(test_daemon_sighup_cuts_a_removed_uid),
         cmocka_unit_test(test_daemon_startup_errors),
         cmocka_unit_test(test_daemon_second_daemon_refused_and_stale_socket_removed),
         cmocka_unit_test(test_daemon_second_daemon_leaves_the_first_ones_files),
