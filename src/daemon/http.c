@@ -57,6 +57,7 @@ static const char *const header_names[UT__HDR__COUNT] = {
 };
 
 static void on_header_timeout(uv_timer_t *t);
+static void on_body_timeout(uv_timer_t *t);
 static void on_idle(uv_timer_t *t);
 
 /* ---- the request ---- */
@@ -433,12 +434,15 @@ static int on_headers_complete(http_parser *p)
     h->req.method = (enum http_method)p->method;
     h->req.upgrade = p->upgrade;
     h->req.declared_length = (p->flags & F_CHUNKED) ? ULLONG_MAX : p->content_length;
-    ut__http_arm_idle(c);
+    bool has_body = (p->flags & F_CHUNKED) ||
+                    (p->content_length > 0 && p->content_length != ULLONG_MAX);
+    /* A body has a deadline for the whole of it, armed once here and never
+     * renewed: a peer trickling it a byte (or a message) at a time is cut
+     * like one trickling its headers. */
+    ut__conn_timer(c, c->d->settings.idle_timeout_ms, has_body ? on_body_timeout : on_idle);
     c->d->http_app->headers(c);
     /* An error found now on a request that carries a body is answered at
      * once, and the body is not read: the connection closes after it. */
-    bool has_body = (p->flags & F_CHUNKED) ||
-                    (p->content_length > 0 && p->content_length != ULLONG_MAX);
     if (h->req.status && has_body) {
         ut__http_error_with(c, h->req.status, h->req.error_headers, h->req.error, true);
         return -1; /* stops the parser: nothing more is read from this peer */
@@ -454,9 +458,9 @@ static int on_body(http_parser *p, const char *at, size_t len)
     ut__conn *c = h->conn;
     if (c->state != UT__CONN_OPEN)
         return 1;
-    /* The idle timeout armed at the end of the headers is not renewed by
-     * each byte: a body trickled a byte at a time would hold the
-     * connection forever. The app renews it when the body makes progress. */
+    /* The body's deadline armed at the end of the headers is not renewed
+     * here: a body trickled a byte at a time would hold the connection
+     * for ever. */
     if (!h->req.status)
         c->d->http_app->body(c, at, len);
     return c->state == UT__CONN_OPEN ? 0 : 1;
@@ -500,6 +504,17 @@ static void on_header_timeout(uv_timer_t *t)
     c->d->m.dropped_timeout++;
     snprintf(what, sizeof what, "the request headers did not arrive within %u ms",
              c->d->settings.header_timeout_ms);
+    ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
+    ut__http_error(c, 408, what, true);
+}
+
+static void on_body_timeout(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[128], name[96];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "the request body did not arrive within %u ms",
+             c->d->settings.idle_timeout_ms);
     ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
     ut__http_error(c, 408, what, true);
 }

@@ -1122,6 +1122,59 @@ static void test_daemon_header_timeout_cuts_slow_client(void **state)
     stop_clean(&d);
 }
 
+/* Sends an ingest body of `type` a byte every 50 ms on a new connection;
+ * returns whether the daemon cut it (408 or a close) before the end. */
+static bool body_trickle_cut(const itest_daemon *d, const char *type, const void *body, size_t len)
+{
+    int fd = itest_connect_unix(d->http_sock);
+    char head[256];
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+             type, len);
+    assert_true(itest_send(fd, head, strlen(head)));
+    bool cut = false;
+    for (size_t sent = 0; sent < len && !cut; sent++) {
+        if (!itest_send(fd, (const char *)body + sent, 1)) {
+            cut = true;
+            break;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        cut = poll(&p, 1, 50) > 0;
+    }
+    if (cut) {
+        itest_response r;
+        if (itest_read_response(fd, &r, ITEST_TIMEOUT_MS))
+            cut = r.status == 408;
+        itest_response_free(&r);
+    }
+    close(fd);
+    return cut;
+}
+
+/* An ingest body must arrive whole within the idle timeout of its
+ * headers: one trickled a byte at a time is cut whether each byte, or
+ * each Forward message it completes, comes sooner than that. */
+static void test_daemon_trickled_body_is_cut(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--idle-timeout-ms", "2000", NULL});
+    char json[600];
+    snprintf(json, sizeof json,
+             "[\"uitrail.nav\", 1700000000, {\"tab\":\"slow\",\"url\":\"/%0200d\",\"how\":\"load\"}]", 0);
+    if (!body_trickle_cut(&d, "application/json", json, strlen(json)))
+        fail_msg("a trickled JSON body was not cut");
+    /* msgpack: Forward messages of 23 bytes, each complete well within the
+     * timeout (1.15 s), the whole taking four times it. */
+    ut_buf many = UT_BUF_INIT;
+    for (int i = 0; i < 8; i++)
+        itest_pack_sync(&many, "s");
+    if (!body_trickle_cut(&d, "application/msgpack", many.data, many.len))
+        fail_msg("a trickled msgpack body was not cut");
+    ut_buf_free(&many);
+    stop_clean(&d);
+}
+
 static void test_daemon_idle_timeouts(void **state)
 {
     (void)state;
@@ -1949,6 +2002,7 @@ int main(void)
         cmocka_unit_test(test_daemon_expect_continue),
         cmocka_unit_test(test_daemon_header_timeout_cuts_slow_client),
         cmocka_unit_test(test_daemon_idle_timeouts),
+        cmocka_unit_test(test_daemon_trickled_body_is_cut),
         cmocka_unit_test(test_daemon_connection_cap),
         cmocka_unit_test(test_daemon_event_stream),
         cmocka_unit_test(test_daemon_slow_stream_reader_dropped),
