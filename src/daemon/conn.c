@@ -264,10 +264,12 @@ static void on_write(uv_write_t *req, int status)
         ut__conn_abort(c, uv_strerror(status));
         return;
     }
-    if (c->paused_output &&
-        uv_stream_get_write_queue_size(&c->h.stream) < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
+    size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
+    if (c->paused_output && queued < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
         c->paused_output = false;
         ut__conn_update_reading(c);
+        ut__conn_defer_resume(c);
+    } else if (queued == 0 && c->ops->resume_when_drained) {
         ut__conn_defer_resume(c);
     }
 }
@@ -510,4 +512,16 @@ ut__conn *ut__conn_find(ut__daemon *d, uint64_t id)
 size_t ut__conn_count(const ut__daemon *d)
 {
     return d->conns.n;
+}
+
+size_t ut__conns_queued_bytes(const ut__daemon *d)
+{
+    size_t total = 0;
+    const ut_list *l;
+    ut_list_foreach(l, &d->conns.all) {
+        const ut__conn *c = ut_list_entry(l, ut__conn, link);
+        if (c->state != UT__CONN_CLOSING)
+            total += uv_stream_get_write_queue_size(&c->h.stream);
+    }
+    return total;
 }

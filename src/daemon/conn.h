@@ -73,6 +73,9 @@ typedef struct ut__conn_ops {
      * mark, or another room asked (ut__conn_defer_resume). Runs from the
      * deferred pass, never inside another callback of the connection. */
     void (*resume)(ut__conn *c);
+    /* Also run ops->resume (deferred) whenever the output queue empties
+     * (an event stream that lagged catches up). */
+    bool resume_when_drained;
     /* The connection leaves UT__CONN_OPEN (it drains or closes): anything
      * that would still write to it unlinks it. Called once. */
     void (*closing)(ut__conn *c);
@@ -130,6 +133,8 @@ ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_
 /* The open connection with `id`, or NULL (for in-process drivers). */
 ut__conn *ut__conn_find(ut__daemon *d, uint64_t id);
 size_t ut__conn_count(const ut__daemon *d);
+/* Output queued on every connection (a gauge of /metrics). */
+size_t ut__conns_queued_bytes(const ut__daemon *d);
 /* Closes every connection (shutdown). */
 void ut__conns_close_all(ut__daemon *d);
 /* Closes every Unix connection whose peer uid is no longer allowed (after

@@ -389,6 +389,7 @@ static void serve_metrics(ut__conn *c)
     ut_engine_stats_get(d->engine, &es);
     ut__gauges g = {
         .connections = ut__conn_count(d),
+        .output_queued = ut__conns_queued_bytes(d),
         .event_streams = ut__sse_count(d),
         .stable_waiters = ut__waiters_count(d),
         .record_files_open = ut__recorder_open_files(d),

@@ -1299,7 +1299,8 @@ static void test_daemon_slow_stream_reader_dropped(void **state)
 {
     (void)state;
     itest_daemon d;
-    start(&d, NULL);
+    /* A stream that lags is dropped if it has not caught up in 1 s. */
+    start(&d, (const char *const[]){"--idle-timeout-ms", "1000", NULL});
     int lazy = open_stream(&d, "?tab=*");
     int reader = open_stream(&d, "?tab=flood");
     /* Shrink the lazy reader's socket buffer so the daemon's queue grows. */
@@ -1343,6 +1344,110 @@ static void test_daemon_slow_stream_reader_dropped(void **state)
     close(lazy);
     close(reader);
     close(fd);
+    stop_clean(&d);
+}
+
+/* Sends `n` alerts of about 400 bytes on tab `tab` in batches of 200, one
+ * sync at the end; the last one's text ends with `last` (letters). */
+static void send_alert_burst(const itest_daemon *d, const char *tab, int n, char *last, size_t cap)
+{
+    int fd = itest_connect_unix(d->ingest_sock);
+    ut_buf batch = UT_BUF_INIT;
+    char json[600];
+    for (int i = 0; i < n; i += 200) {
+        ut_buf_reset(&batch);
+        ut_buf_append_cstr(&batch, "[");
+        for (int k = i; k < i + 200 && k < n; k++) {
+            letters(k, last, cap);
+            snprintf(json, sizeof json,
+                     "%s[\"uitrail.alert\", %d, {\"tab\":\"%s\",\"role\":\"status\",\"text\":\"%0350d %s\"}]",
+                     k > i ? "," : "", 1700000000 + k / 100, tab, 0, last);
+            ut_buf_append_cstr(&batch, json);
+        }
+        ut_buf_append_cstr(&batch, "]");
+        ut_buf b = mp(batch.data);
+        assert_true(itest_send(fd, b.data, b.len));
+        ut_buf_free(&b);
+    }
+    assert_true(send_synced(fd, NULL, 0, "burst"));
+    ut_buf_free(&batch);
+    close(fd);
+}
+
+/* A subscriber busy while an ordinary burst of 20 000 events (8 MB of
+ * messages) goes by is not dropped: what it could not take is coalesced
+ * into a `lagged` message and the tab's current trace, once it reads. */
+static void test_daemon_stream_survives_a_burst(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    int stream = open_stream(&d, "?tab=*");
+    char last[24];
+    send_alert_burst(&d, "burst", 20000, last, sizeof last);
+    ut_buf seen = UT_BUF_INIT;
+    assert_true(sse_wait_for(stream, &seen, "event: lagged\ndata: {\"dropped\":"));
+    /* After the notice, the trace as it is now, with the last event. */
+    const char *notice = strstr(seen.data, "event: lagged");
+    size_t from = (size_t)(notice - seen.data);
+    char *trace = NULL;
+    while (!trace) {
+        trace = strstr(seen.data + from, "event: trace\ndata: {\"tab\":\"burst\"");
+        if (trace && strstr(trace, last) && strstr(trace, "\n\n"))
+            break;
+        trace = NULL;
+        char buf[4096];
+        ssize_t n = itest_recv(stream, buf, sizeof buf, ITEST_TIMEOUT_MS);
+        if (n <= 0)
+            fail_msg("no trace with the last event after the lagged notice");
+        ut_buf_append(&seen, buf, (size_t)n);
+    }
+    assert_int_equal(itest_metric(&d, "uitrail_connections_dropped_total{cause=\"slow_reader\"}"), 0);
+    assert_int_equal(itest_metric(&d, "uitrail_event_streams"), 1);
+    ut_buf_free(&seen);
+    close(stream);
+    stop_clean(&d);
+}
+
+static long vm_kb(pid_t pid, const char *field)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    char *status = itest_read_file(path, NULL);
+    const char *at = status ? strstr(status, field) : NULL;
+    long kb = at ? atol(at + strlen(field)) : -1;
+    ut_free(status);
+    return kb;
+}
+
+/* Subscribers that never read cost at most about UT_SSE_QUEUE_MAX_BYTES
+ * of queued output each, however much goes by, and nothing once gone. */
+static void test_daemon_streams_that_never_read_are_bounded(void **state)
+{
+    (void)state;
+    enum { STREAMS = 50 };
+    itest_daemon d;
+    start(&d, NULL);
+    int streams[STREAMS];
+    for (int i = 0; i < STREAMS; i++) {
+        streams[i] = open_stream(&d, "?tab=*");
+        int small = 4096;
+        setsockopt(streams[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    }
+    char last[24];
+    send_alert_burst(&d, "flood", 10000, last, sizeof last);
+    long long queued = itest_metric(&d, "uitrail_output_queued_bytes");
+    /* Each: the bound, plus the message that crossed it. */
+    long long bound = (long long)STREAMS * (UT_SSE_QUEUE_MAX_BYTES + (64 << 10));
+    fprintf(stderr, "%d streams that never read: %lld bytes queued (bound %lld), daemon VmRSS %ld kB, VmHWM %ld kB\n",
+            STREAMS, queued, bound, vm_kb(d.pid, "VmRSS:"), vm_kb(d.pid, "VmHWM:"));
+    if (queued < 0 || queued > bound)
+        fail_msg("%lld bytes queued for %d streams (bound %lld)", queued, STREAMS, bound);
+    for (int i = 0; i < STREAMS; i++)
+        close(streams[i]);
+    assert_true(itest_wait_metric(&d, "uitrail_event_streams", 0, ITEST_TIMEOUT_MS));
+    assert_true(itest_wait_metric(&d, "uitrail_output_queued_bytes", 0, ITEST_TIMEOUT_MS));
+    fprintf(stderr, "after they left: daemon VmRSS %ld kB\n", vm_kb(d.pid, "VmRSS:"));
     stop_clean(&d);
 }
 
@@ -2006,6 +2111,8 @@ int main(void)
         cmocka_unit_test(test_daemon_connection_cap),
         cmocka_unit_test(test_daemon_event_stream),
         cmocka_unit_test(test_daemon_slow_stream_reader_dropped),
+        cmocka_unit_test(test_daemon_stream_survives_a_burst),
+        cmocka_unit_test(test_daemon_streams_that_never_read_are_bounded),
         cmocka_unit_test(test_daemon_output_high_water_pauses_pipelining),
         cmocka_unit_test(test_daemon_input_high_water_stops_reading),
         cmocka_unit_test(test_daemon_stable_wait),
