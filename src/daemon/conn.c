@@ -481,13 +481,14 @@ void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport
     conn_start(c, where);
 }
 
-ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_t *id)
+ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport, int fd,
+                         uint64_t *id)
 {
     static const char where[] = "an adopted socket";
-    ut__conn *c = conn_new(d, ops, UT__TRANSPORT_UNIX, where);
+    ut__conn *c = conn_new(d, ops, transport, where);
     if (!c)
         return UT_ENOMEM;
-    int rc = uv_pipe_open(&c->h.pipe, fd);
+    int rc = transport == UT__TRANSPORT_UNIX ? uv_pipe_open(&c->h.pipe, fd) : uv_tcp_open(&c->h.tcp, fd);
     if (rc != 0) {
         ut__log(UT__LOG_WARN, "cannot adopt socket %d: %s", fd, uv_strerror(rc));
         ut__conn_abort(c, NULL);

@@ -124,12 +124,15 @@ void ut__conns_init(ut__conns *cs);
  * on `where`, for log lines), refusing it above the connection cap. */
 void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport,
                      const ut__conn_ops *ops, const char *where);
-/* Makes a connection of `ops` from `fd`, a connected Unix stream socket,
- * exactly as if it had been accepted on a Unix listener of `ops`: the
- * peer's uid and the connection cap are checked the same way. On UT_OK the
- * connection owns `fd` and `*id` is its id; otherwise (UT_ENOMEM, UT_EIO)
- * the caller still owns `fd`. For in-process drivers (the fuzz targets). */
-ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_t *id);
+/* Makes a connection of `ops` from `fd`, a connected stream socket of
+ * `transport` (Unix, or TCP), exactly as if it had been accepted on a
+ * listener of `ops` and `transport`: the peer's uid (Unix) and the
+ * connection cap are checked the same way, and over TCP the Host, Origin
+ * and bearer-token checks apply. On UT_OK the connection owns `fd` and
+ * `*id` is its id; otherwise (UT_ENOMEM, UT_EIO) the caller still owns
+ * `fd`. For in-process drivers (the fuzz targets). */
+ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport, int fd,
+                         uint64_t *id);
 /* The open connection with `id`, or NULL (for in-process drivers). */
 ut__conn *ut__conn_find(ut__daemon *d, uint64_t id);
 size_t ut__conn_count(const ut__daemon *d);
