@@ -179,6 +179,9 @@ static void req_buffers(ut__http_req *r, void (*fn)(ut_buf *))
 static void req_reset(ut__http_req *r)
 {
     req_buffers(r, ut_buf_reset);
+    /* Not the last request's: an answer before this one's method is known
+     * (a 408 on its headers) is never taken for the answer to a HEAD. */
+    r->method = HTTP_GET;
     r->header = UT__HDR__COUNT;
     r->in_value = false;
     r->header_bytes = 0;

@@ -998,7 +998,7 @@ static void test_daemon_head_has_no_body(void **state)
 {
     (void)state;
     itest_daemon d;
-    start(&d, NULL);
+    start(&d, (const char *const[]){"--header-timeout-ms", "500", NULL});
     int fd = itest_connect_unix(d.http_sock);
     static const char two[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                               "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
@@ -1025,6 +1025,17 @@ static void test_daemon_head_has_no_body(void **state)
     assert_true(strncmp(got.data, "HTTP/1.1 405 ", 13) == 0);
     assert_non_null(strstr(got.data, "Allow: GET\r\n"));
     assert_string_equal(got.data + got.len - 4, "\r\n\r\n");
+    ut_buf_reset(&got);
+
+    /* The 408 of a request cut after a HEAD has its body. */
+    fd = itest_connect_unix(d.http_sock);
+    static const char cut[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /heal";
+    assert_true(itest_send(fd, cut, sizeof cut - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_non_null(strstr(got.data, "HTTP/1.1 408 "));
+    assert_non_null(strstr(got.data, "{\"error\":\"the request headers did not arrive"));
     ut_buf_free(&got);
     stop_clean(&d);
 }
