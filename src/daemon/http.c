@@ -541,6 +541,10 @@ static void hand_over(ut__conn *c, http_conn *h, const char *rest, size_t len)
 static void parse_failed(ut__conn *c, http_conn *h, enum http_errno err, const char *data,
                          size_t used, size_t len)
 {
+    /* Whatever the request began as, a malformed one is answered with a
+     * body: a HEAD's answer would have none, but who can tell it was one
+     * (nor may the last request's method stand for it). */
+    h->req.method = HTTP_GET;
     if (h->req.status == 431) {
         c->d->m.protocol_errors_http++;
         ut__http_error(c, 431, h->req.error, true);

@@ -391,6 +391,9 @@ static void check_output(const fuzz_session *s)
      * response (or of an event stream, which ends with the connection). */
     if (s->peer_eof && !s->peer_reset) {
         http_parser_execute(&p, &settings, NULL, 0);
+        if (HTTP_PARSER_ERRNO(&p) != HPE_OK)
+            fprintf(stderr, "fuzz check: the daemon wrote (%zu bytes):\n%.*s\n", s->out.len,
+                    (int)(s->out.len > 4096 ? 4096 : s->out.len), out);
         FUZZ_CHECK(HTTP_PARSER_ERRNO(&p) == HPE_OK, "the daemon closes between responses");
     }
 }

@@ -1036,6 +1036,17 @@ static void test_daemon_head_has_no_body(void **state)
     assert_non_null(got.data);
     assert_non_null(strstr(got.data, "HTTP/1.1 408 "));
     assert_non_null(strstr(got.data, "{\"error\":\"the request headers did not arrive"));
+    ut_buf_reset(&got);
+
+    /* So does the 400 of a malformed request after a HEAD. */
+    fd = itest_connect_unix(d.http_sock);
+    static const char bad[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n/not a request\r\n\r\n";
+    assert_true(itest_send(fd, bad, sizeof bad - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_non_null(strstr(got.data, "HTTP/1.1 400 "));
+    assert_non_null(strstr(got.data, "{\"error\":\"malformed HTTP request"));
     ut_buf_free(&got);
     stop_clean(&d);
 }
