@@ -18,4 +18,20 @@
  * UT_ELIMIT when it does not fit in `len` bytes. */
 ut_status ut_runtime_dir_default(char *out, size_t len);
 
+/* What a path in the runtime directory must be. */
+typedef enum ut_runtime_kind {
+    UT_RUNTIME_DIR,    /* a directory, mode 0700 */
+    UT_RUNTIME_SOCKET, /* a socket */
+    UT_RUNTIME_FILE,   /* a regular file no one else may read or write */
+} ut_runtime_kind;
+
+/* Whether `path` is safe to trust: a `kind` that is not a symlink, owned
+ * by our uid, with no permission for group or others (for a socket, its
+ * directory's mode guards it). Otherwise an error (UT_ENOENT: it does not
+ * exist; UT_EINVAL: someone else's, or open to others; UT_EIO) with a
+ * sentence in `err` saying what is wrong and what to do. Another user can
+ * prepare /tmp/uitrail-UID before we do: the daemon and every client check
+ * before they use the directory. */
+ut_status ut_runtime_path_check(const char *path, ut_runtime_kind kind, char *err, size_t errlen);
+
 #endif

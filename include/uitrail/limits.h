@@ -164,6 +164,14 @@
 #define UT_CONN_LINGER_MS 2000                /* input is read and dropped this long after a final response */
 #define UT_STABLE_WAIT_MAX_MS 60000           /* wait_ms of GET /v1/tabs/{tab}/stable */
 #define UT_SSE_KEEPALIVE_MS 15000             /* comment line sent to an idle event stream */
+/* An event stream's queued output: past it the stream lags, its messages
+ * are not queued but coalesced (a count, and the tabs whose trace it
+ * missed), and it is dropped if it does not catch up within the idle
+ * timeout. What a stream holds stays near this, whatever the burst. */
+#define UT_SSE_QUEUE_MAX_BYTES (64u << 10)
+/* Tabs a lagging stream remembers to send the trace of once it catches
+ * up; past it, it is told to start over ("resync"). */
+#define UT_SSE_LAG_TABS_MAX 1024
 #define UT_SSE_TAB_FILTER_MAX_BYTES UT_TAB_MAX_BYTES
 #define UT_ALLOW_UIDS_MAX 64                  /* --allow-uid entries */
 #define UT_TOKEN_RANDOM_BYTES 32              /* a generated token: this many random bytes, hex */

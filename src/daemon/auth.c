@@ -165,13 +165,22 @@ ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t er
         return UT_ENOMEM;
     }
     snprintf(a->token_path, plen, "%s/%s", s->runtime_dir, UT_TOKEN_FILE_NAME);
-    return write_token_file(a, err, errlen);
+    return UT_OK;
+}
+
+ut_status ut__auth_publish(ut__auth *a, char *err, size_t errlen)
+{
+    ut_status st = write_token_file(a, err, errlen);
+    a->published = st == UT_OK;
+    return st;
 }
 
 void ut__auth_cleanup(ut__auth *a)
 {
     if (a->token_path) {
-        unlink(a->token_path);
+        if (a->published)
+            unlink(a->token_path);
+        a->published = false;
         ut_free(a->token_path);
         a->token_path = NULL;
     }
@@ -269,6 +278,9 @@ void ut__auth_add_own_address(ut__auth *a, const char *hostport)
 static bool eq_concat(ut_str s, const char *a, const char *b)
 {
     size_t na = strlen(a), nb = strlen(b);
+    /* An absent header is a NULL string: never handed to strncasecmp. */
+    if (s.len == 0)
+        return na + nb == 0;
     return s.len == na + nb && strncasecmp(s.ptr, a, na) == 0 &&
            strncasecmp(s.ptr + na, b, nb) == 0;
 }
@@ -278,7 +290,7 @@ static bool eq_concat(ut_str s, const char *a, const char *b)
 static bool names_own_address(const ut__auth *a, ut_str hostport, const char *scheme)
 {
     size_t n = strlen(scheme);
-    if (hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
+    if (hostport.len == 0 || hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
         return false;
     ut_str rest = {hostport.ptr + n, hostport.len - n};
     for (size_t i = 0; i < a->n_own; i++) {

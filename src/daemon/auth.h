@@ -33,15 +33,21 @@ typedef struct ut__auth {
     char demo_token[2 * UT_TOKEN_RANDOM_BYTES + 1]; /* --demo only */
     size_t demo_token_len;
     char *token_path;             /* <runtime-dir>/token */
+    bool published;               /* we wrote it: ours to remove */
     char own[UT__OWN_ADDRS_MAX][UT__ADDR_TEXT_BYTES]; /* "127.0.0.1:7317", "[::1]:7317" */
     size_t n_own;
 } ut__auth;
 
-/* Loads the token from --token-file, or generates one from getrandom(2),
- * and writes it, mode 0600, to <runtime-dir>/token; loads the ingest
- * token and, with --demo, makes the demo token. `s` must outlive `a`. */
+/* Loads the token from --token-file, or generates one from getrandom(2);
+ * loads the ingest token and, with --demo, makes the demo token. `s` must
+ * outlive `a`. */
 ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t errlen);
-/* Removes <runtime-dir>/token and wipes the tokens (at shutdown). */
+/* Writes the token, mode 0600, to <runtime-dir>/token. Only once the
+ * listeners are bound: a daemon refused because another one runs in the
+ * same directory must not replace (or, leaving, remove) that one's token. */
+ut_status ut__auth_publish(ut__auth *a, char *err, size_t errlen);
+/* Removes <runtime-dir>/token if this daemon wrote it, and wipes the
+ * tokens (at shutdown). */
 void ut__auth_cleanup(ut__auth *a);
 /* Where the bearer token is, for error messages. */
 const char *ut__auth_token_path(const ut__auth *a);

@@ -119,12 +119,9 @@ void ut__ingest_http_body(ut__conn *c, const char *data, size_t len)
             ut__http_error(c, 500, "out of memory holding the body", true);
         return;
     }
-    /* As on an ingest connection, the idle timeout is renewed when the
-     * body completes a Forward message, not by each byte. */
-    size_t held = ut_fwd_decoder_pending(b->decoder);
+    /* The body's deadline (http.c) is not renewed as it makes progress:
+     * a body is bounded, so it has to arrive whole in time. */
     feed(c, b, data, len);
-    if (c->state == UT__CONN_OPEN && ut_fwd_decoder_pending(b->decoder) < held + len)
-        ut__http_arm_idle(c);
 }
 
 /* Converts a JSON body and feeds it. False after answering its error. */

@@ -40,6 +40,7 @@ struct ut__route {
     const char *action;  /* MATCH_TAB: what follows the tab id */
     bool upgrade;        /* only a request with Upgrade (and only then) */
     bool demo;           /* only with --demo */
+    bool stream;         /* a GET that never ends (an event stream): no HEAD */
     route_access access;
     /* The headers are in and access is granted: what the body may be.
      * NULL: any. */
@@ -62,7 +63,7 @@ static const route routes[] = {
     {.method = HTTP_GET, .path = "/healthz", .access = ACCESS_ANYONE, .serve = serve_healthz},
     {.method = HTTP_GET, .path = "/metrics", .access = ACCESS_READER, .serve = serve_metrics},
     {.method = HTTP_GET, .path = "/v1/tabs", .access = ACCESS_READER_OR_DEMO, .serve = serve_tabs},
-    {.method = HTTP_GET, .path = "/v1/events", .access = ACCESS_READER_OR_DEMO, .serve = serve_events},
+    {.method = HTTP_GET, .path = "/v1/events", .stream = true, .access = ACCESS_READER_OR_DEMO, .serve = serve_events},
     {.method = HTTP_GET, .path = "/v1/ingest", .upgrade = true, .access = ACCESS_BROWSER_INGEST,
      .serve = ut__ws_upgrade},
     {.method = HTTP_POST, .path = "/v1/ingest", .access = ACCESS_READER,
@@ -209,6 +210,13 @@ static bool path_matches(const route *r, ut_str path, ut_str *tab)
     return false;
 }
 
+/* Whether `r` is a HEAD that `row`, a GET, serves: its answer without the
+ * body (http.c leaves it out). */
+static bool head_of_get(const ut__http_req *r, const route *row)
+{
+    return r->method == HTTP_HEAD && row->method == HTTP_GET && !row->stream && !row->upgrade;
+}
+
 /* The row that serves the request, or NULL; sets the request's error for
  * a malformed target, a bad tab id, a refused upgrade or method. */
 static const route *route_match_request(ut__conn *c)
@@ -241,10 +249,12 @@ static const route *route_match_request(ut__conn *c)
     }
     if (r->upgrade && !found->upgrade)
         ut__http_set_error(c, 400, "only GET /v1/ingest can be upgraded, to a WebSocket");
-    if (r->method != found->method && !r->status) {
+    if (r->method != found->method && !head_of_get(r, found) && !r->status) {
         ut__http_set_error(c, 405, "%s is not allowed here: use %s", http_method_str(r->method),
                            http_method_str(found->method));
-        r->error_headers = found->method == HTTP_POST ? "Allow: POST\r\n" : "Allow: GET\r\n";
+        r->error_headers = found->method == HTTP_POST   ? "Allow: POST\r\n"
+                           : found->stream || found->upgrade ? "Allow: GET\r\n"
+                                                        : "Allow: GET, HEAD\r\n";
     }
     return found;
 }
@@ -379,6 +389,7 @@ static void serve_metrics(ut__conn *c)
     ut_engine_stats_get(d->engine, &es);
     ut__gauges g = {
         .connections = ut__conn_count(d),
+        .output_queued = ut__conns_queued_bytes(d),
         .event_streams = ut__sse_count(d),
         .stable_waiters = ut__waiters_count(d),
         .record_files_open = ut__recorder_open_files(d),

@@ -33,6 +33,10 @@ typedef struct ws_conn {
     bool in_data_frame;       /* the frame being received is a data frame */
     bool in_close_frame;      /* ... or the peer's close frame */
     bool frame_fin;           /* ... and the last of its message */
+    /* A data message has begun and not ended: its whole must arrive
+     * within the idle timeout (started_message: one began in this read). */
+    bool in_message;
+    bool started_message;
     /* The peer's close frame, whose reason we check ourselves: libwslay
      * checks the UTF-8 of each read's piece of it apart, skipping two bytes
      * of each as the status code, and would echo an invalid reason. */
@@ -142,6 +146,8 @@ static void on_frame_start(wslay_event_context_ptr ctx,
     if (arg->opcode != WSLAY_CONTINUATION_FRAME) {
         ws->message_opcode = arg->opcode;
         ws->message_bytes = 0;
+        ws->in_message = true;
+        ws->started_message = true;
     }
     if (ws->message_opcode != WSLAY_BINARY_FRAME) {
         ws_protocol_error(ws, WSLAY_CODE_UNSUPPORTED_DATA,
@@ -219,6 +225,7 @@ static void on_frame_end(wslay_event_context_ptr ctx, void *ud)
     }
     if (!ws->in_data_frame || ws->failed || !ws->frame_fin)
         return;
+    ws->in_message = false;
     /* Each message holds whole Forward messages (protocol §1): one cut in
      * the middle is a sender bug, not a reason to hold bytes for the next. */
     size_t pending = ut_fwd_decoder_pending(ws->decoder);
@@ -267,6 +274,31 @@ static void on_idle(uv_timer_t *t)
     ws_flush(c, ws);
 }
 
+/* A data message did not complete within the idle timeout of its start. */
+static void on_stalled(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[96];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "a message did not complete within %u ms (--idle-timeout-ms)",
+             c->d->settings.idle_timeout_ms);
+    ut__conn_abort(c, what);
+}
+
+/* Arms the timer after a read. Between messages: the idle timeout, after
+ * which a ping goes. Inside one: a deadline for the whole message, armed
+ * when it starts and not by each byte, so that a peer trickling a byte a
+ * second cannot hold the connection (and its buffers) for ever, as on
+ * an ingest connection (ingest.c's stalled frames). */
+static void arm_timer(ut__conn *c, ws_conn *ws)
+{
+    if (!ws->in_message)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
+    else if (ws->started_message)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_stalled);
+    ws->started_message = false;
+}
+
 /* ---- the protocol ---- */
 
 static void ws_read(ut__conn *c, const char *data, size_t len)
@@ -275,7 +307,6 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
     if (len == 0)
         return;
     ws->ping_outstanding = false;
-    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
 
     ut__ingest_batch batch;
     ut__ingest_begin(&batch, c->d, c, &ws->counts);
@@ -289,6 +320,7 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
     ut__ingest_end(&batch);
     if (c->state != UT__CONN_OPEN)
         return;
+    arm_timer(c, ws);
     if (rv == WSLAY_ERR_NOMEM) {
         ut__log(UT__LOG_ERROR, "out of memory reading a WebSocket: closing the connection");
         ut__conn_abort(c, NULL);

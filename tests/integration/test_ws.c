@@ -753,6 +753,48 @@ static void test_ws_silent_peer_is_pinged_then_dropped(void **state)
     stop_clean(&d);
 }
 
+/* A message trickled a byte at a time is cut: its whole must arrive
+ * within the idle timeout of its start, however often a byte comes. */
+static void test_ws_trickled_message_is_cut(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--idle-timeout-ms", "300", NULL});
+    int fd = itest_connect_tcp(d.http_port);
+    handshake h = handshake_default();
+    char *own = own_origin(&d, "127.0.0.1");
+    h.origin = own;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    itest_response_free(&r);
+    char json[600];
+    snprintf(json, sizeof json,
+             "[\"uitrail.nav\", 1700000000, {\"tab\":\"slow\",\"url\":\"/%0400d\",\"how\":\"load\"}]", 0);
+    ut_buf payload = mp(json);
+    /* A binary frame with a zero mask, so that the payload goes as it is. */
+    uint8_t head[8] = {0x82, 0x80 | 126, (uint8_t)(payload.len >> 8), (uint8_t)payload.len, 0, 0, 0, 0};
+    assert_true(itest_send(fd, head, sizeof head));
+    size_t sent = 0;
+    bool closed = false;
+    for (; sent < payload.len && !closed; sent++) {
+        if (!itest_send(fd, payload.data + sent, 1))
+            break;
+        /* One byte every 50 ms, a sixth of the idle timeout. */
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0)
+            closed = itest_wait_closed(fd, ITEST_TIMEOUT_MS);
+    }
+    if (!closed)
+        fail_msg("the trickled message was not cut (%zu of %zu bytes sent)", sent, payload.len);
+    assert_true(sent < payload.len);
+    assert_true(itest_metric(&d, "uitrail_connections_dropped_total{cause=\"timeout\"}") >= 1);
+    ut_buf_free(&payload);
+    close(fd);
+    ut_free(own);
+    stop_clean(&d);
+}
+
 static void test_ws_over_unix_socket(void **state)
 {
     (void)state;
@@ -817,6 +859,9 @@ static void test_ws_allow_origin_option_is_checked(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ws_handshake_answers_rfc_accept),
         cmocka_unit_test(test_ws_handshake_refusals),
@@ -829,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_ws_oversize_message_closes_1009),
         cmocka_unit_test(test_ws_handshake_that_never_completes_is_cut),
         cmocka_unit_test(test_ws_silent_peer_is_pinged_then_dropped),
+        cmocka_unit_test(test_ws_trickled_message_is_cut),
         cmocka_unit_test(test_ws_over_unix_socket),
         cmocka_unit_test(test_ws_allow_origin_option_is_checked),
     };
