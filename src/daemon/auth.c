@@ -98,13 +98,41 @@ static bool token_is_subprotocol_safe(const char *token)
     return true;
 }
 
-/* Loads the ingest token (--ingest-token-file) and, with --demo, makes the
- * demo token. */
+/* Loads the secret of signed per-tab tokens (--ingest-secret-file). */
+static ut_status load_ingest_secret(ut__auth *a, char *err, size_t errlen)
+{
+    const char *path = a->settings->ingest_secret_file;
+    if (!path)
+        return UT_OK;
+    if (a->settings->ingest_token_file) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file and --ingest-token-file exclude each other: a signed per-tab "
+                 "token replaces the one shared ingest token");
+        return UT_EINVAL;
+    }
+    ut_status st = read_token_file(path, "ingest-secret-file", a->ingest_secret,
+                                   &a->ingest_secret_len, err, errlen);
+    if (st == UT_OK && a->ingest_secret_len < UT_INGEST_SECRET_MIN_BYTES) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file %s: the secret must be at least %d bytes (openssl rand -hex 32)",
+                 path, UT_INGEST_SECRET_MIN_BYTES);
+        OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
+        a->ingest_secret_len = 0;
+        return UT_EINVAL;
+    }
+    return st;
+}
+
+/* Loads the ingest token (--ingest-token-file) or secret
+ * (--ingest-secret-file) and, with --demo, makes the demo token. */
 static ut_status load_ingest_and_demo_tokens(ut__auth *a, char *err, size_t errlen)
 {
+    ut_status st = load_ingest_secret(a, err, errlen);
+    if (st != UT_OK)
+        return st;
     const char *path = a->settings->ingest_token_file;
     if (path) {
-        ut_status st = read_token_file(path, "ingest-token-file", a->ingest_token,
+        st = read_token_file(path, "ingest-token-file", a->ingest_token,
                                        &a->ingest_token_len, err, errlen);
         if (st != UT_OK)
             return st;
@@ -178,6 +206,7 @@ void ut__auth_cleanup(ut__auth *a)
     /* The tokens must not outlive the daemon in memory either. */
     OPENSSL_cleanse(a->token, sizeof a->token);
     OPENSSL_cleanse(a->ingest_token, sizeof a->ingest_token);
+    OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
     OPENSSL_cleanse(a->demo_token, sizeof a->demo_token);
 }
 
@@ -201,6 +230,30 @@ bool ut__auth_ingest_token_ok(const ut__auth *a, ut_str given)
 bool ut__auth_ingest_token_required(const ut__auth *a)
 {
     return a->ingest_token_len > 0;
+}
+
+bool ut__auth_signed_mode(const ut__auth *a)
+{
+    return a->ingest_secret_len > 0;
+}
+
+ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
+                                              ut_token_claims *claims, const char **why)
+{
+    return ut_token_verify(token, ut_str_from(a->ingest_secret, a->ingest_secret_len), now_s, claims,
+                           why);
+}
+
+const char *ut__auth_ingest_mode(const ut__auth *a)
+{
+    if (ut__auth_signed_mode(a))
+        return "signed mode (--ingest-secret-file): a browser's WebSocket writes only the tab its "
+               "signed token names, until the token expires";
+    if (ut__auth_ingest_token_required(a))
+        return "shared-token mode (--ingest-token-file), for development: any client with the one "
+               "ingest token and an allowed Origin may write any tab";
+    return "origin-only mode, for local development: any client that reaches the TCP port and "
+           "sends an allowed Origin may write any tab (use --ingest-secret-file in production)";
 }
 
 bool ut__auth_demo_token_ok(const ut__auth *a, ut_str given)
