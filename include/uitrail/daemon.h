@@ -18,4 +18,12 @@
  * UT_ELIMIT when it does not fit in `len` bytes. */
 ut_status ut_runtime_dir_default(char *out, size_t len);
 
+/* Reads a token or secret file the one way uitraild and `uitrail` do: one
+ * line of 1 to `cap` - 1 printable ASCII bytes without spaces (a trailing
+ * newline, CR or spaces dropped) into `out`, NUL-terminated. UT_EINVAL
+ * with a reason in `err` ("No such file or directory", "the token must be
+ * ...") otherwise. The bytes read are wiped from the stack. */
+ut_status ut_secret_file_read(const char *path, char *out, size_t cap, size_t *out_len, char *err,
+                              size_t errlen);
+
 #endif

@@ -23,41 +23,11 @@
 static ut_status read_token_file(const char *path, const char *option, char *out,
                                  size_t *out_len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(errno));
-        return UT_EINVAL;
-    }
-    char buf[UT_TOKEN_MAX_BYTES + 2];
-    ssize_t n = read(fd, buf, sizeof buf);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(saved));
-        return UT_EINVAL;
-    }
-    size_t len = (size_t)n;
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-        len--;
-    if (len == 0 || len > UT_TOKEN_MAX_BYTES) {
-        snprintf(err, errlen, "--%s %s: the token must be 1 to %d bytes on one line", option,
-                 path, UT_TOKEN_MAX_BYTES);
-        return UT_EINVAL;
-    }
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)buf[i];
-        if (ch <= 0x20 || ch >= 0x7f) {
-            snprintf(err, errlen,
-                     "--%s %s: the token may hold only printable ASCII without spaces", option,
-                     path);
-            return UT_EINVAL;
-        }
-    }
-    memcpy(out, buf, len);
-    out[len] = '\0';
-    *out_len = len;
-    OPENSSL_cleanse(buf, sizeof buf);
-    return UT_OK;
+    char why[160];
+    ut_status st = ut_secret_file_read(path, out, UT_TOKEN_MAX_BYTES + 1, out_len, why, sizeof why);
+    if (st != UT_OK)
+        snprintf(err, errlen, "--%s %s: %s", option, path, why);
+    return st;
 }
 
 /* Writes 2 * UT_TOKEN_RANDOM_BYTES random hex digits and a NUL into `out`. */
