@@ -241,18 +241,37 @@ ut_str ut__auth_demo_token(const ut__auth *a)
     return ut_str_from(a->demo_token, a->demo_token_len);
 }
 
-bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
+/* The credential of an Authorization header "Bearer <credential>"; false
+ * for another scheme. */
+static bool bearer_value(ut_str authorization, ut_str *given)
 {
     static const char scheme[] = "Bearer ";
     size_t slen = sizeof scheme - 1;
     if (authorization.len <= slen || strncasecmp(authorization.ptr, scheme, slen) != 0)
         return false;
-    ut_str given = {authorization.ptr + slen, authorization.len - slen};
-    while (given.len && given.ptr[given.len - 1] == ' ')
-        given.len--;
+    *given = (ut_str){authorization.ptr + slen, authorization.len - slen};
+    while (given->len && given->ptr[given->len - 1] == ' ')
+        given->len--;
+    return true;
+}
+
+bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
+{
+    ut_str given;
     /* The length is not secret (a generated token is always 64 bytes);
      * the bytes are compared in constant time. */
-    return token_equal(given, a->token, a->token_len);
+    return bearer_value(authorization, &given) && token_equal(given, a->token, a->token_len);
+}
+
+ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,
+                                              ut_token_claims *claims, const char **why)
+{
+    ut_str given;
+    if (!bearer_value(authorization, &given)) {
+        *why = "missing 'Authorization: Bearer TOKEN' with the daemon's token or a signed ingest token";
+        return UT_TOKEN_MALFORMED;
+    }
+    return ut__auth_ingest_token_verify(a, given, now_s, claims, why);
 }
 
 bool ut__auth_uid_allowed(const ut__auth *a, uid_t uid)

@@ -66,6 +66,10 @@ bool ut__auth_signed_mode(const ut__auth *a);
 /* Checks a signed per-tab token at `now_s` (see uitrail/token.h). */
 ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
                                               ut_token_claims *claims, const char **why);
+/* Signed mode, POST /v1/ingest over TCP: checks the signed per-tab token
+ * an Authorization header carries as its bearer credential. */
+ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,
+                                              ut_token_claims *claims, const char **why);
 /* One line naming the ingest mode and what it guarantees, for the log at
  * start. */
 const char *ut__auth_ingest_mode(const ut__auth *a);

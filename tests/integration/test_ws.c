@@ -1145,6 +1145,63 @@ static void test_ws_origin_only_mode_and_the_top_seq(void **state)
     stop_clean(&d);
 }
 
+/* POST /v1/ingest over TCP in signed mode: the daemon's bearer token may
+ * write any tab (the app's backend); a signed per-tab token as the bearer
+ * credential writes its own tab only. */
+static void test_http_ingest_signed(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, NULL);
+    itest_daemon *d = &sd.d;
+    char *token = mint("tab-h", 60, NULL, INGEST_SECRET), *expired = mint("tab-h", -1, NULL, INGEST_SECRET);
+    char *for_app = mint("tab-h", 60, "https://app.test", INGEST_SECRET);
+    char bearer[400], signed_bearer[1200], expired_bearer[1200];
+    snprintf(bearer, sizeof bearer, "Bearer %s", d->token);
+    snprintf(signed_bearer, sizeof signed_bearer, "Bearer %s", token);
+    snprintf(expired_bearer, sizeof expired_bearer, "Bearer %s", expired);
+    static const char body[] =
+        "[[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-h\", \"url\": \"https://x.test/h\", "
+        "\"title\": \"H\", \"how\": \"load\"}],"
+        "[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-other\", \"url\": \"https://x.test/o\", "
+        "\"title\": \"O\", \"how\": \"load\"}]]";
+    const struct {
+        const char *auth;
+        int status;
+        const char *answer;
+    } cases[] = {
+        {NULL, 401, "(malformed)"},
+        {"Bearer nope", 401, "(malformed)"},
+        {expired_bearer, 401, "(expired)"},
+        {signed_bearer, 202, "{\"accepted\":1,\"rejected\":1,"},
+        {bearer, 202, "{\"accepted\":2,\"rejected\":0,"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        itest_response r;
+        assert_true(itest_http(d, true, cases[i].auth, "POST", "/v1/ingest", "application/json", body,
+                               sizeof body - 1, &r));
+        if (r.status != cases[i].status || !strstr(r.body.data, cases[i].answer))
+            fail_msg("case %zu: %d %s", i, r.status, r.body.data);
+        itest_response_free(&r);
+    }
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"other_tab\"}"), 1);
+    /* A token naming an origin is refused from another one. */
+    int fd = itest_connect_tcp(d->http_port);
+    ut_buf req = UT_BUF_INIT;
+    ut_buf_printf(&req, "POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://evil.test\r\n"
+                        "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %zu\r\n\r\n%s",
+                  for_app, sizeof body - 1, body);
+    itest_response r;
+    assert_true(itest_send(fd, req.data, req.len) && itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 403);
+    itest_response_free(&r);
+    ut_buf_free(&req);
+    close(fd);
+    ut_free(token), ut_free(expired), ut_free(for_app);
+    signed_stop(&sd);
+}
+
 /* Runs uitraild with `args` (shell words) until it exits; returns its
  * stderr (caller frees) and its exit status in `status`. */
 static char *run_daemon_to_exit(const char *dir, const char *args, int *status)
@@ -1224,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_ws_signed_token_expires_on_an_open_connection),
         cmocka_unit_test(test_ws_origin_only_mode_and_the_top_seq),
         cmocka_unit_test(test_ws_ingest_secret_option_is_checked),
+        cmocka_unit_test(test_http_ingest_signed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
