@@ -80,6 +80,12 @@ static ut_status load_ingest_secret(ut__auth *a, char *err, size_t errlen)
                  "token replaces the one shared ingest token");
         return UT_EINVAL;
     }
+    if (a->settings->demo) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file and --demo exclude each other: the demo page gets no signed "
+                 "token (try signed mode with `uitrail token` and tools/examples/mint-token.mjs)");
+        return UT_EINVAL;
+    }
     ut_status st = read_token_file(path, "ingest-secret-file", a->ingest_secret,
                                    &a->ingest_secret_len, err, errlen);
     if (st == UT_OK && a->ingest_secret_len < UT_INGEST_SECRET_MIN_BYTES) {

@@ -1249,6 +1249,11 @@ static void test_ws_ingest_secret_option_is_checked(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     assert_non_null(strstr(err, "exclude each other"));
     ut_free(err);
+    snprintf(args, sizeof args, "--ingest-secret-file '%s' --demo", path);
+    err = run_daemon_to_exit(dir, args, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "--ingest-secret-file and --demo exclude each other"));
+    ut_free(err);
     err = run_daemon_to_exit(dir, "--ingest-secret-file /nonexistent/secret", &status);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     assert_non_null(strstr(err, "--ingest-secret-file /nonexistent/secret: No such file"));
