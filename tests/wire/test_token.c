@@ -32,10 +32,10 @@ static void b64url(const char *in, size_t len, char *out)
 /* Signs `header` and `claims` (JSON text) with `key`, as a backend would. */
 static void sign(const char *header, const char *claims, const char *key, char *out, size_t outlen)
 {
-    char h[1024], c[2048];
+    char h[1024], c[4096];
     b64url(header, strlen(header), h);
     b64url(claims, strlen(claims), c);
-    char body[3200];
+    char body[5200];
     snprintf(body, sizeof body, "%s.%s", h, c);
     unsigned char mac[32];
     unsigned int mac_len = 0;
