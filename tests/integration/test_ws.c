@@ -1258,6 +1258,17 @@ static void test_ws_ingest_secret_option_is_checked(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     assert_non_null(strstr(err, "--ingest-secret-file /nonexistent/secret: No such file"));
     ut_free(err);
+    /* The same setting in a --config file. */
+    char conf[128];
+    snprintf(conf, sizeof conf, "%s/uitraild.conf", dir);
+    f = fopen(conf, "w");
+    fprintf(f, "[uitraild]\ningest-secret-file = %s\n", path);
+    fclose(f);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--config", conf, NULL});
+    assert_true(itest_log_wait(&d, "ingest: signed mode (--ingest-secret-file)", 1000));
+    stop_clean(&d);
+    unlink(conf);
     unlink(path);
     unlink(token_path);
     rmdir(dir);
