@@ -1,6 +1,7 @@
 /* uitrail: what a client needs to find a running uitraild — the runtime
- * directory and the names of the files in it. Shared by the daemon and the
- * `uitrail` client commands so that both look in the same place. */
+ * directory and the names of the files in it — and how its token and
+ * secret files are read. Shared by the daemon and the `uitrail` commands
+ * so that both look in the same place and read the same bytes. */
 #ifndef UITRAIL_DAEMON_H
 #define UITRAIL_DAEMON_H
 
