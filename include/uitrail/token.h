@@ -13,7 +13,8 @@
  *     claims: {"tab": "<tab id>", "exp": <unix seconds>, "origin": "<https://app>"}
  *
  * `tab` (1 to UT_TAB_MAX_BYTES bytes of UTF-8 without control characters)
- * and `exp` (an integer) are required; `origin`, when present, is the only
+ * and `exp` (an integer, at most UT_INGEST_TOKEN_TTL_MAX_S ahead) are
+ * required; `origin`, when present, is the only
  * Origin the token is good from. Other claims (iat, jti...) are ignored.
  * The header must say "alg": "HS256" and nothing else is accepted (no
  * "none", no algorithm the token picks for itself). Base64url has no

@@ -252,6 +252,11 @@ ut_token_verdict ut_token_verify(ut_str token, ut_str secret, int64_t now_s, ut_
         *why = "the token has expired: mint a new one";
         return UT_TOKEN_EXPIRED;
     }
+    /* A leaked token is good until its exp: bound how far that can be. */
+    if (v == UT_TOKEN_VALID && out->exp_s - now_s > UT_INGEST_TOKEN_TTL_MAX_S) {
+        *why = "the claim \"exp\" is more than 7 days ahead: mint tokens that live minutes to hours";
+        return UT_TOKEN_BAD_CLAIMS;
+    }
     if (v == UT_TOKEN_VALID)
         *why = "valid";
     return v;

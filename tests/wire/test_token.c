@@ -67,6 +67,10 @@ static const signed_case signed_cases[] = {
     /* expired: valid while now < exp */
     {HS256, "{\"tab\":\"t\",\"exp\":1700000000}", UT_TOKEN_EXPIRED, NULL},
     {HS256, "{\"tab\":\"t\",\"exp\":1}", UT_TOKEN_EXPIRED, NULL},
+    /* at most a week ahead */
+    {HS256, "{\"tab\":\"t\",\"exp\":1700604800}", UT_TOKEN_VALID, "t"},
+    {HS256, "{\"tab\":\"t\",\"exp\":1700604801}", UT_TOKEN_BAD_CLAIMS, NULL},
+    {HS256, "{\"tab\":\"t\",\"exp\":9223372036854775807}", UT_TOKEN_BAD_CLAIMS, NULL},
     /* the algorithm is ours to choose, never the token's */
     {"{\"alg\":\"none\"}", "{\"tab\":\"t\",\"exp\":1700000060}", UT_TOKEN_BAD_ALG, NULL},
     {"{\"alg\":\"HS512\"}", "{\"tab\":\"t\",\"exp\":1700000060}", UT_TOKEN_BAD_ALG, NULL},

@@ -16,7 +16,7 @@
 
 /* A token lives an hour unless told otherwise; at most a week. */
 #define TOKEN_TTL_DEFAULT_S 3600u
-#define TOKEN_TTL_MAX_S (7u * 86400u)
+#define TOKEN_TTL_MAX_S ((uint32_t)UT_INGEST_TOKEN_TTL_MAX_S)
 
 typedef struct token_args {
     const char *secret_file;
