@@ -1,6 +1,7 @@
 /* uitrail: what a client needs to find a running uitraild — the runtime
- * directory and the names of the files in it. Shared by the daemon and the
- * `uitrail` client commands so that both look in the same place. */
+ * directory and the names of the files in it — and how its token and
+ * secret files are read. Shared by the daemon and the `uitrail` commands
+ * so that both look in the same place and read the same bytes. */
 #ifndef UITRAIL_DAEMON_H
 #define UITRAIL_DAEMON_H
 
@@ -33,5 +34,13 @@ typedef enum ut_runtime_kind {
  * prepare /tmp/uitrail-UID before we do: the daemon and every client check
  * before they use the directory. */
 ut_status ut_runtime_path_check(const char *path, ut_runtime_kind kind, char *err, size_t errlen);
+
+/* Reads a token or secret file the one way uitraild and `uitrail` do: one
+ * line of 1 to `cap` - 1 printable ASCII bytes without spaces (a trailing
+ * newline, CR or spaces dropped) into `out`, NUL-terminated. UT_EINVAL
+ * with a reason in `err` ("No such file or directory", "the token must be
+ * ...") otherwise. The bytes read are wiped from the stack. */
+ut_status ut_secret_file_read(const char *path, char *out, size_t cap, size_t *out_len, char *err,
+                              size_t errlen);
 
 #endif

@@ -176,6 +176,11 @@
 #define UT_ALLOW_UIDS_MAX 64                  /* --allow-uid entries */
 #define UT_TOKEN_RANDOM_BYTES 32              /* a generated token: this many random bytes, hex */
 #define UT_TOKEN_MAX_BYTES 256                /* a configured token (--token-file) */
+/* Signed per-tab ingest tokens (include/uitrail/token.h; --ingest-secret-file). */
+#define UT_INGEST_TOKEN_MAX_BYTES 2048        /* one signed token, as offered in its subprotocol */
+#define UT_INGEST_SECRET_MIN_BYTES 32         /* the shared HMAC secret: at least 256 bits of it */
+#define UT_INGEST_SECRET_MAX_BYTES UT_TOKEN_MAX_BYTES
+#define UT_INGEST_TOKEN_TTL_MAX_S (7 * 86400) /* a token whose exp is further ahead is refused */
 #define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
 #define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
 /* WebSocket ingest (protocol §3; src/daemon/ws.c) and the --demo files (src/daemon/static.c). */

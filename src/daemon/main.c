@@ -118,6 +118,7 @@ int main(int argc, char **argv)
         ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u, reorder window %u ms",
                 d->settings.engine.ring_size, d->settings.engine.max_tabs,
                 d->settings.max_connections, d->settings.engine.reorder_ms);
+        ut__log(UT__LOG_INFO, "ingest: %s", ut__auth_ingest_mode(&d->auth));
         if (d->settings.demo)
             ut__log(UT__LOG_INFO, "--demo: serving the demo and the sender from %s", d->settings.demo_root);
     }

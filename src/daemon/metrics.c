@@ -82,6 +82,17 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
     counter(out, "uitrail_websocket_refused_total",
             "WebSocket upgrades refused (origin, token, subprotocol or a malformed handshake).",
             m->ws_refused);
+    family(out, "uitrail_ingest_tokens_refused_total", "counter",
+           "WebSocket upgrades refused for their signed ingest token (--ingest-secret-file), by reason.");
+    for (int v = 0; v < UT_TOKEN__COUNT; v++)
+        ut_buf_printf(out, "uitrail_ingest_tokens_refused_total{reason=\"%s\"} %llu\n",
+                      v == UT_TOKEN_VALID ? "missing" : ut_token_verdict_name((ut_token_verdict)v),
+                      (unsigned long long)m->token_refused[v]);
+    ut_buf_printf(out, "uitrail_ingest_tokens_refused_total{reason=\"origin\"} %llu\n",
+                  (unsigned long long)m->token_refused_origin);
+    counter_by(out, "uitrail_ingest_unbound_total",
+               "Events a token-bound connection sent for another tab, or after its token expired: rejected.",
+               "reason", "other_tab", m->bound_other_tab, "expired", m->bound_expired);
     counter_by(out, "uitrail_protocol_errors_total",
                "Malformed input or a limit breach that closed a connection, by listener kind.", "proto",
                "forward", m->protocol_errors_ingest, "http", m->protocol_errors_http);

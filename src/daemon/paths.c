@@ -3,6 +3,7 @@
 #include "uitrail/daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,4 +63,45 @@ ut_status ut_runtime_path_check(const char *path, ut_runtime_kind kind, char *er
         return UT_EINVAL;
     }
     return UT_OK;
+}
+
+ut_status ut_secret_file_read(const char *path, char *out, size_t cap, size_t *out_len, char *err,
+                              size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return UT_EINVAL;
+    }
+    char buf[4096];
+    size_t max = cap - 1 < sizeof buf - 2 ? cap - 1 : sizeof buf - 2;
+    ssize_t n = read(fd, buf, max + 2);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "%s", strerror(saved));
+        return UT_EINVAL;
+    }
+    size_t len = (size_t)n;
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+        len--;
+    ut_status st = UT_OK;
+    if (len == 0 || len > max) {
+        snprintf(err, errlen, "the token must be 1 to %zu bytes on one line", max);
+        st = UT_EINVAL;
+    }
+    for (size_t i = 0; i < len && st == UT_OK; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch <= 0x20 || ch >= 0x7f) {
+            snprintf(err, errlen, "the token may hold only printable ASCII without spaces");
+            st = UT_EINVAL;
+        }
+    }
+    if (st == UT_OK) {
+        memcpy(out, buf, len);
+        out[len] = '\0';
+        *out_len = len;
+    }
+    explicit_bzero(buf, sizeof buf);
+    return st;
 }

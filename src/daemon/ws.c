@@ -47,6 +47,8 @@ typedef struct ws_conn {
     bool ping_outstanding;    /* a keep-alive ping has had no answer yet */
     ut__ingest_counts counts;
     ut_buf ack;               /* one ack being assembled (kept between acks) */
+    bool bound;               /* opened with a signed per-tab token: */
+    ut__ingest_binding bind;  /* what it may write */
 } ws_conn;
 
 static const ut__conn_ops ws_ops;
@@ -310,6 +312,7 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
 
     ut__ingest_batch batch;
     ut__ingest_begin(&batch, c->d, c, &ws->counts);
+    batch.bind = ws->bound ? &ws->bind : NULL;
     assert(ws->in_len == 0 && !ws->batch);
     ws->batch = &batch;
     ws->in = data;
@@ -325,6 +328,12 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
         ut__log(UT__LOG_ERROR, "out of memory reading a WebSocket: closing the connection");
         ut__conn_abort(c, NULL);
         return;
+    }
+    if (ws->bound && ws->bind.expired && !ws->failed) {
+        /* Not a protocol error: the sender reconnects with a new token and
+         * resends what was not acked. */
+        queue_close(ws, WSLAY_CODE_POLICY_VIOLATION,
+                    "the ingest token expired: reconnect with a new one");
     }
     if (!ws->failed && !wslay_event_get_read_enabled(ws->ctx) &&
         !wslay_event_get_close_received(ws->ctx)) {
@@ -380,12 +389,16 @@ static const ut__conn_ops ws_ops = {
     .name = "websocket", .read = ws_read, .fail = ws_fail, .send_ack = ws_send_ack, .free = ws_free,
 };
 
-ut_status ut__ws_open(ut__conn *c)
+ut_status ut__ws_open(ut__conn *c, const ut__ingest_binding *bind)
 {
     ws_conn *ws = ut_calloc(1, sizeof *ws);
     if (!ws)
         return UT_ENOMEM;
     ws->conn = c;
+    if (bind) {
+        ws->bound = true;
+        ws->bind = *bind;
+    }
     ws->ack = UT_BUF_INIT;
     static const struct wslay_event_callbacks callbacks = {
         .recv_callback = recv_cb,
