@@ -152,6 +152,22 @@ describe('uitraild end to end', { skip: skip || false }, () => {
       '- HH:MM:SS navigate /demo/ "Catalog"',
       'PAGE: stable since HH:MM:SS',
     ].join('\n'));
+    // The panel tells the story: the newest action highlighted, and the
+    // prompt for the sample question as the daemon frames it, no jargon.
+    await page.waitForFunction(() => {
+      const prompt = document.getElementById('panel-prompt')?.textContent || '';
+      return prompt.includes('"Edit Item"') && prompt.includes('PAGE: stable');
+    }, null, { timeout: 5000 });
+    const panel = await page.evaluate(() => ({
+      newestText: document.querySelector('#panel-trace .newest')?.textContent,
+      prompt: document.getElementById('panel-prompt').textContent,
+      words: document.querySelector('.panel').textContent,
+    }));
+    assert.match(panel.newestText, /^- \d\d:\d\d:\d\d click \[button\] "Edit Item"/);
+    assert.ok(panel.prompt.startsWith('--- Recent User Activity ---\n'), panel.prompt);
+    assert.match(panel.prompt, /<user_activity>\nRECENT USER ACTIONS \(newest first\):\n- \d\d:\d\d:\d\d click \[button\] "Edit Item"/);
+    assert.ok(panel.prompt.endsWith("</user_activity>\n\nwhat's wrong with this item?"), panel.prompt);
+    assert.doesNotMatch(panel.words, /marks \d|intensity/);
     await page.close();
   });
 
