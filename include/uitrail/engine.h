@@ -94,11 +94,12 @@ typedef enum ut_trace_format { UT_TRACE_TEXT, UT_TRACE_JSON } ut_trace_format;
 typedef struct ut_trace_opts {
     ut_trace_format format;
     uint32_t limit;      /* newest entries to show; 0: all */
-    uint32_t max_tokens; /* drop the oldest lines to stay under; 0: no cap */
+    uint32_t max_tokens; /* drop the least useful lines to stay under; 0: no cap */
     bool framed;         /* wrap for the assistant prompt (protocol §4) */
+    bool compact;        /* JSON: leave out what a prompt cannot use (protocol §4.4) */
 } ut_trace_opts;
 
-#define UT_TRACE_OPTS_DEFAULT ((ut_trace_opts){UT_TRACE_TEXT, 0, 0, false})
+#define UT_TRACE_OPTS_DEFAULT ((ut_trace_opts){UT_TRACE_TEXT, 0, 0, false, false})
 
 /* Appends the trace of `tab` to `out`. UT_ENOENT for an unknown tab. */
 ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *opts, ut_buf *out);

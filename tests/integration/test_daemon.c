@@ -798,7 +798,7 @@ static void test_daemon_http_errors_are_json(void **state)
         {"GET", "/v1/tabs/unknown/stable", 404, "unknown tab"},
         {"POST", "/v1/tabs", 405, "use GET"},
         {"GET", "/v1/ingest", 405, "use POST"},
-        {"GET", "/v1/tabs/x/trace?format=xml", 400, "format must be text or json"},
+        {"GET", "/v1/tabs/x/trace?format=xml", 400, "format must be text, json or compact"},
         {"GET", "/v1/tabs/x/trace?limit=abc", 400, "limit must be"},
         {"GET", "/v1/tabs/x/trace?limit=1001", 400, "limit must be"},
         {"GET", "/v1/tabs/x/trace?max_tokens=100001", 400, "max_tokens must be"},
@@ -2014,6 +2014,14 @@ static void test_daemon_startup_errors(void **state)
     fclose(f);
     expect_start_failure((const char *const[]){"--config", conf_path, NULL},
                          "line 2: unknown setting 'colour'");
+    /* Two bad lines: each with its own number and its own reason. */
+    f = fopen(conf_path, "w");
+    fputs("ring = 0\nlog-level = info\ncolour = blue\nnot a setting\n", f);
+    fclose(f);
+    expect_start_failure((const char *const[]){"--config", conf_path, NULL},
+                         "line 1: --ring 0: expected a whole number from 1 to 1000; line 3: unknown "
+                         "setting 'colour' (the names are uitraild's long options); line 4: expected "
+                         "'name = value'");
     f = fopen(conf_path, "w");
     fputs("[server]\nring = 20\n", f);
     fclose(f);
