@@ -27,6 +27,8 @@
 
 #include "uitrail/redact.h"
 
+#include "redact_card.h"
+
 #include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,7 +38,6 @@
 /* ---- Callouts: the checks a pattern cannot express ---- */
 
 enum {
-    CALLOUT_LUHN = 1,         /* payment card: Luhn check digit */
     CALLOUT_IBAN = 2,         /* IBAN: length and mod-97 checksum */
     CALLOUT_PHONE_INTL = 3,   /* +CC number: PHONE_INTL_MIN..MAX_DIGITS */
     CALLOUT_PHONE_TRUNK = 4,  /* national number with trunk 0: PHONE_TRUNK_MIN..MAX_DIGITS */
@@ -65,26 +66,6 @@ static size_t count_digits(const unsigned char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         digits += s[i] >= '0' && s[i] <= '9';
     return digits;
-}
-
-/* The Luhn check over the digits of s (separators skipped). */
-static bool luhn_valid(const unsigned char *s, size_t n)
-{
-    unsigned sum = 0;
-    bool double_it = false;
-    for (size_t i = n; i-- > 0;) {
-        if (s[i] < '0' || s[i] > '9')
-            continue;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (double_it) {
-            d *= 2;
-            if (d > 9)
-                d -= 9;
-        }
-        sum += d;
-        double_it = !double_it;
-    }
-    return sum % 10 == 0;
 }
 
 static int alnum_value(unsigned char c)
@@ -159,9 +140,6 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
     size_t n = cb->current_position - cb->start_match;
     bool ok = true;
     switch (cb->callout_number) {
-    case CALLOUT_LUHN:
-        ok = luhn_valid(s, n);
-        break;
     case CALLOUT_IBAN:
         ok = iban_valid(s, n);
         break;
@@ -287,15 +265,21 @@ static const char iban_pattern[] =
     "(?![A-Za-z0-9])" CALLOUT(2);
 
 /* Payment cards: 13 to 19 digits, optionally separated by single spaces
- * or dashes, that pass the Luhn check. */
-static const char card_pattern[] =
-    "(?<![0-9A-Za-z])[0-9](?:[ -]?+[0-9]){12,18}(?![0-9A-Za-z]|[.,][0-9])" CALLOUT(1);
+ * (also no-break spaces), dots, underscores or dashes, that pass the Luhn
+ * check. The pattern finds each maximal run of such digit groups (it is
+ * possessive: linear time); redact_card.c picks the cards inside a run in
+ * linear time too, where a pattern with a Luhn callout would check up to
+ * seven candidates of up to 37 bytes at every digit of "1 1 1 1 ...". */
+#define CARD_SEPARATOR "(?:[ ._-]|\\xC2\\xA0|\\xE2\\x80\\xAF)"
+static const char card_pattern[] = "[0-9](?:" CARD_SEPARATOR "?+[0-9])*+";
 
-/* US social security numbers, written ddd-dd-dddd, without the numbers
- * the SSA never issues (area 000, 666 or 9xx, group 00, serial 0000). */
+/* US social security numbers, written ddd-dd-dddd or with a space (also
+ * a no-break space) for both dashes, without the numbers the SSA never
+ * issues (area 000, 666 or 9xx, group 00, serial 0000). */
+#define SSN_SEPARATOR "(?<sep>-|\\x20|\\xC2\\xA0)"
 static const char ssn_pattern[] =
-    "(?<![0-9A-Za-z]|[0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}"
-    "(?![0-9A-Za-z]|-[0-9])";
+    "(?<![0-9A-Za-z]|[0-9][- ])(?!000|666|9)[0-9]{3}" SSN_SEPARATOR "(?!00)[0-9]{2}\\k<sep>(?!0000)[0-9]{4}"
+    "(?![0-9A-Za-z]|[- ][0-9])";
 
 /* Phone numbers. Dates, times, prices, versions and SKUs are kept out by
  * the shapes (a separator between groups, a leading + or 0, or the North
@@ -316,20 +300,30 @@ static const char phone_pattern[] =
 
 enum family { FAMILY_TOKEN, FAMILY_EMAIL, FAMILY_IBAN, FAMILY_CARD, FAMILY_SSN, FAMILY_PHONE, FAMILY__COUNT };
 
+/* A pass over one text: replace_all for a pattern's matches, or
+ * replace_cards for the card family. */
+typedef int (*pass_fn)(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                       ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                       ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+
 static const struct family_def {
     const char *source;
     const char *replacement;
     bool (*may_match)(const text_profile *p);
+    pass_fn pass;
 } families[FAMILY__COUNT] = {
     /* Tokens first: a JWT or key must not lose a digit run to the card or
      * phone pattern and leave the rest behind. IBAN before card: the BBAN
      * of a spaced IBAN is a run of digit groups. */
-    [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token},
-    [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email},
-    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban},
-    [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card},
-    [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn},
-    [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone},
+    [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token, replace_all},
+    [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email, replace_all},
+    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban, replace_all},
+    [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card, replace_cards},
+    [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn, replace_all},
+    [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone, replace_all},
 };
 
 static const char extra_replacement[] = "[redacted]";
@@ -346,6 +340,8 @@ struct ut_redactor {
     pcre2_code **extra;
     size_t n_extra;
     ut_buf pass[2]; /* intermediate results, used in turn */
+    ut_buf folded;  /* a text with fullwidth digits and signs folded to ASCII */
+    ut__card_scan cards;
     ut_buf url;     /* a URL stripped of fragment, userinfo and query values */
 };
 
@@ -519,6 +515,8 @@ void ut_redactor_free(ut_redactor *r)
     ut_buf_free(&r->pass[0]);
     ut_buf_free(&r->pass[1]);
     ut_buf_free(&r->url);
+    ut_buf_free(&r->folded);
+    ut__card_scan_free(&r->cards);
     ut_free(r);
 }
 
@@ -569,14 +567,52 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
     return dst->oom ? UT_ENOMEM : UT_OK;
 }
 
-/* One pass of the pipeline: runs `code` over *cur and, when it rewrote the
- * text, makes *cur the rewritten text in the next pass buffer. */
-static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+/* Replaces the card numbers of `in` by `replacement`: `code` finds each
+ * run of digit groups, ut__card_find the cards inside it. The same
+ * contract as replace_all. */
+static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed)
+{
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    size_t copied = 0, offset = 0;
+    *changed = false;
+    while (offset < in.len) {
+        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc == PCRE2_ERROR_NOMEMORY)
+            return UT_ENOMEM;
+        if (rc < 0)
+            return PASS_GAVE_UP;
+        size_t run_end = ov[1];
+        if (ut__card_find(&r->cards, in.ptr, in.len, ov[0], run_end) != UT_OK)
+            return UT_ENOMEM;
+        for (size_t i = 0; i < r->cards.nspans; i++) {
+            const ut__card_span *sp = &r->cards.spans[i];
+            if (!*changed) {
+                ut_buf_reset(dst);
+                *changed = true;
+            }
+            ut_buf_append(dst, in.ptr + copied, sp->start - copied);
+            ut_buf_append_cstr(dst, replacement);
+            copied = sp->end;
+        }
+        offset = run_end;
+    }
+    if (*changed)
+        ut_buf_append(dst, in.ptr + copied, in.len - copied);
+    return dst->oom ? UT_ENOMEM : UT_OK;
+}
+
+/* One pass of the pipeline: runs `pass` with `code` over *cur and, when it
+ * rewrote the text, makes *cur the rewritten text in the next pass
+ * buffer. */
+static int run_pass(ut_redactor *r, pass_fn pass, const pcre2_code *code, pcre2_match_context *mctx,
                     const char *replacement, ut_str *cur, unsigned *next)
 {
     bool changed;
     ut_buf *dst = &r->pass[*next];
-    int rc = replace_all(r, code, mctx, *cur, replacement, dst, &changed);
+    int rc = pass(r, code, mctx, *cur, replacement, dst, &changed);
     if (rc == UT_OK && changed) {
         *cur = ut_buf_str(dst);
         *next ^= 1;
@@ -584,21 +620,73 @@ static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context 
     return rc;
 }
 
-ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
+/* Fullwidth forms (U+FF01..FF5E) are ASCII in another width: "４１１１",
+ * "jane＠example.com". The ones the patterns need (digits, '@', '.',
+ * '-', '+') are folded to ASCII before matching. */
+#define FULLWIDTH_LEAD0 0xEFu
+#define FULLWIDTH_LEAD1 0xBCu /* U+FF00..U+FF3F */
+
+static int fullwidth_ascii(const unsigned char *s, size_t n)
+{
+    if (n < 3 || s[0] != FULLWIDTH_LEAD0 || s[1] != FULLWIDTH_LEAD1)
+        return -1;
+    unsigned char c = (unsigned char)(s[2] - 0x80 + 0x20); /* U+FF00 + x is ASCII 0x20 + x */
+    if ((c >= '0' && c <= '9') || c == '@' || c == '.' || c == '-' || c == '+')
+        return c;
+    return -1;
+}
+
+/* Writes `in` with its foldable fullwidth characters folded into
+ * r->folded and returns true, or returns false when it has none. */
+static bool fold_fullwidth(ut_redactor *r, ut_str in)
+{
+    const unsigned char *s = (const unsigned char *)in.ptr;
+    const unsigned char *hit = memchr(s, FULLWIDTH_LEAD0, in.len);
+    if (!hit)
+        return false;
+    bool any = false;
+    size_t copied = 0;
+    ut_buf_reset(&r->folded);
+    for (size_t i = (size_t)(hit - s); i < in.len; i++) {
+        int c = fullwidth_ascii(s + i, in.len - i);
+        if (c < 0)
+            continue;
+        ut_buf_append(&r->folded, in.ptr + copied, i - copied);
+        char ascii = (char)c;
+        ut_buf_append(&r->folded, &ascii, 1);
+        copied = i + 3;
+        i += 2;
+        any = true;
+    }
+    if (any)
+        ut_buf_append(&r->folded, in.ptr + copied, in.len - copied);
+    return any;
+}
+
+/* The pipeline over one text; `keys` skips the token family (see
+ * ut_redact_event: keys of the page's code often look like tokens). */
+static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
 {
     if (in.len == 0)
         return UT_OK;
+    /* A text is searched folded, and comes out folded only when something
+     * in it was redacted: text without personal data is kept as it was. */
+    ut_str cur = fold_fullwidth(r, in) ? ut_buf_str(&r->folded) : in;
+    if (r->folded.oom)
+        return UT_ENOMEM;
+    const char *searched = cur.ptr;
     text_profile profile;
-    profile_text(in, &profile);
+    profile_text(cur, &profile);
 
-    ut_str cur = in;
     unsigned next = 0;
     int rc = UT_OK;
     for (size_t i = 0; i < r->n_extra && rc == UT_OK; i++)
-        rc = run_pass(r, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
+        rc = run_pass(r, replace_all, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
     for (size_t f = 0; f < FAMILY__COUNT && rc == UT_OK; f++) {
-        if (families[f].may_match(&profile))
-            rc = run_pass(r, r->builtin[f], r->builtin_mctx, families[f].replacement, &cur, &next);
+        if ((keys && f == FAMILY_TOKEN) || !families[f].may_match(&profile))
+            continue;
+        rc = run_pass(r, families[f].pass, r->builtin[f], r->builtin_mctx, families[f].replacement,
+                      &cur, &next);
     }
     if (rc == PASS_GAVE_UP) {
         /* Fail closed: text that could not be searched is not let through. */
@@ -606,7 +694,12 @@ ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
     }
     if (rc != UT_OK)
         return (ut_status)rc;
-    return ut_buf_append_str(out, cur);
+    return ut_buf_append_str(out, cur.ptr == searched ? in : cur);
+}
+
+ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
+{
+    return redact(r, in, false, out);
 }
 
 /* ---- URLs ---- */
@@ -719,7 +812,10 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
  * memcpy and printf("%.*s") on them stay well defined. */
 static const ut_str empty_text = {"", 0};
 
-enum field_treatment { FIELD_VERBATIM, FIELD_TEXT, FIELD_URL };
+/* FIELD_KEY: an identifier of the page's code (el), redacted without the
+ * token family, as such keys are often random-looking and must stay
+ * distinct; a key built from personal data loses that data. */
+enum field_treatment { FIELD_VERBATIM, FIELD_TEXT, FIELD_URL, FIELD_KEY };
 
 /* Where a field of the output event ended up in scratch. Pointers are set
  * only once every field is in, because appending may move scratch. */
@@ -766,6 +862,7 @@ static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *plac
     switch (how) {
     case FIELD_URL: st = ut_redact_url(r, in, scratch); break;
     case FIELD_TEXT: st = ut_redact_text(r, in, scratch); break;
+    case FIELD_KEY: st = redact(r, in, true, scratch); break;
     default: st = ut_buf_append_str(scratch, in); break;
     }
     if (st != UT_OK)
@@ -803,13 +900,15 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
     size_t scratch_start = scratch->len;
     field_places places = {.n = 0};
     ut_status st = UT_OK;
-    /* Keys and roles come from the page's code, not from what the user
-     * sees or types, and must stay exactly as sent: a tab id or element key
-     * that happened to be 32 hex digits would otherwise become "[token]"
-     * and merge with every other such key. */
+    /* The tab id is the sender's and stays exactly as sent. Element keys
+     * come from the page's code and may be built from what the user sees
+     * (a row keyed by an e-mail address): they are redacted, but without
+     * the token family, so that a key of 32 hex digits does not become
+     * "[token]" and merge with every other such key. A role is printed in
+     * the trace and is redacted as text. */
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.tab, FIELD_VERBATIM, SIZE_MAX);
-    if (st == UT_OK) st = place_field(r, scratch, &places, &red.role, FIELD_VERBATIM, SIZE_MAX);
-    if (st == UT_OK) st = place_field(r, scratch, &places, &red.el, FIELD_VERBATIM, SIZE_MAX);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.role, FIELD_TEXT, UT_ROLE_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.el, FIELD_KEY, UT_EL_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.url, FIELD_URL, UT_URL_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.title, FIELD_TEXT, UT_TITLE_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.name, FIELD_TEXT, UT_NAME_MAX_BYTES);
