@@ -38,7 +38,6 @@
 /* ---- Callouts: the checks a pattern cannot express ---- */
 
 enum {
-    CALLOUT_IBAN = 2,         /* IBAN: length and mod-97 checksum */
     CALLOUT_PHONE_INTL = 3,   /* +CC number: PHONE_INTL_MIN..MAX_DIGITS */
     CALLOUT_PHONE_TRUNK = 4,  /* national number with trunk 0: PHONE_TRUNK_MIN..MAX_DIGITS */
     CALLOUT_RANDOM_B64 = 5,   /* a long base64 run that looks random */
@@ -81,28 +80,78 @@ static int alnum_value(unsigned char c)
 
 /* ISO 13616: the country code and check digits move to the end, letters
  * count as 10..35, and the whole number must leave 1 modulo 97. Spaces
- * are skipped. */
-static bool iban_valid(const unsigned char *s, size_t n)
+ * are skipped.
+ *
+ * The IBAN pattern backtracks over up to 24 candidate lengths at each
+ * start ("DE89 DE89 DE89 ..." puts a start every five bytes), so the check
+ * must not rescan a candidate: before the IBAN pass, one scan of the text
+ * computes the value mod 97 of every prefix (Horner's rule, spaces and
+ * other non-alphanumerics skipped), and any substring's value follows in
+ * O(1): value(a, b) = P[b] - P[a] * 10^(digits between a and b). */
+#define IBAN_DIGITS_PERIOD 96 /* 10 has order 96 modulo the prime 97 */
+
+typedef struct iban_prefix {
+    uint8_t value;  /* text[0, i) as a decimal number, mod 97 */
+    uint8_t digits; /* decimal digits of that number (a letter is two), mod 96 */
+    uint16_t chars; /* alphanumerics in text[0, i), mod 2^16 */
+} iban_prefix;
+
+typedef struct iban_prefixes {
+    iban_prefix *at; /* text length + 1 entries */
+    size_t cap;
+    uint8_t pow10[IBAN_DIGITS_PERIOD]; /* 10^k mod 97 */
+} iban_prefixes;
+
+static ut_status iban_prefixes_compute(iban_prefixes *p, const unsigned char *s, size_t len)
 {
-    unsigned char chars[IBAN_MAX_CHARS];
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == ' ')
-            continue;
-        if (len == IBAN_MAX_CHARS)
-            return false;
-        chars[len++] = s[i];
+    if (len + 1 > p->cap) {
+        size_t cap = p->cap ? p->cap : 256;
+        while (cap < len + 1)
+            cap *= 2;
+        iban_prefix *at = ut_realloc(p->at, cap * sizeof *at);
+        if (!at)
+            return UT_ENOMEM;
+        p->at = at;
+        p->cap = cap;
     }
-    if (len < IBAN_MIN_CHARS)
+    if (p->pow10[0] == 0) {
+        unsigned v = 1;
+        for (size_t k = 0; k < IBAN_DIGITS_PERIOD; k++, v = v * 10 % 97)
+            p->pow10[k] = (uint8_t)v;
+    }
+    iban_prefix cur = {0, 0, 0};
+    p->at[0] = cur;
+    for (size_t i = 0; i < len; i++) {
+        int v = alnum_value(s[i]);
+        if (v >= 0) {
+            bool letter = v >= 10;
+            cur.value = (uint8_t)((cur.value * (letter ? 100u : 10u) + (unsigned)v) % 97u);
+            cur.digits = (uint8_t)((cur.digits + (letter ? 2u : 1u)) % IBAN_DIGITS_PERIOD);
+            cur.chars++;
+        }
+        p->at[i + 1] = cur;
+    }
+    return UT_OK;
+}
+
+/* The value mod 97 of the alphanumerics of text[a, b). */
+static unsigned iban_value(const iban_prefixes *p, size_t a, size_t b)
+{
+    unsigned k = (p->at[b].digits + IBAN_DIGITS_PERIOD - p->at[a].digits) % IBAN_DIGITS_PERIOD;
+    return (p->at[b].value + 97u * 97u - p->at[a].value * p->pow10[k]) % 97u;
+}
+
+/* The candidate text[start, start + n): country code and check digits
+ * (the pattern guarantees two letters and two digits), then the BBAN. */
+static bool iban_valid(const iban_prefixes *p, size_t start, size_t n)
+{
+    size_t end = start + n;
+    uint16_t chars = (uint16_t)(p->at[end].chars - p->at[start].chars);
+    if (chars < IBAN_MIN_CHARS || chars > IBAN_MAX_CHARS)
         return false;
-    unsigned rem = 0;
-    for (size_t k = 0; k < len; k++) {
-        int v = alnum_value(chars[(k + 4) % len]);
-        if (v < 0)
-            return false;
-        rem = (rem * (v >= 10 ? 100u : 10u) + (unsigned)v) % 97u;
-    }
-    return rem == 1;
+    /* The BBAN, then the four moved to the end: six decimal digits. */
+    unsigned rotated = (iban_value(p, start + 4, end) * p->pow10[6] + iban_value(p, start, start + 4)) % 97u;
+    return rotated == 1;
 }
 
 static int char_class(unsigned char c)
@@ -140,9 +189,6 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
     size_t n = cb->current_position - cb->start_match;
     bool ok = true;
     switch (cb->callout_number) {
-    case CALLOUT_IBAN:
-        ok = iban_valid(s, n);
-        break;
     case CALLOUT_PHONE_INTL: {
         size_t d = count_digits(s, n);
         ok = d >= PHONE_INTL_MIN_DIGITS && d <= PHONE_INTL_MAX_DIGITS;
@@ -169,19 +215,24 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
 typedef struct text_profile {
     size_t digits;
     size_t longest_token_run; /* bytes of [A-Za-z0-9_.~+/=-] in a row */
+    size_t longest_lettered_run; /* the longest such run with a letter in it */
+    size_t longest_hex_run;      /* bytes of [0-9A-Fa-f] in a row */
     bool has_at;              /* '@' or its URL encoding %40 */
     bool has_bearer;          /* "bearer", any case */
 } text_profile;
 
 #define TOKEN_MIN_RUN 15  /* shortest token the token pattern matches (xoxb- + 10) */
 #define BEARER_MIN_RUN 8  /* shortest token after "Bearer" */
+#define HEX_MIN_RUN 32    /* the token pattern's hex secrets */
 #define CARD_MIN_DIGITS 13
 #define SSN_DIGITS 9
 #define IBAN_MIN_DIGITS 9 /* every IBAN has far more; a cheap lower bound */
 
+/* Every token but a hex one or one after "Bearer" has a letter: a long
+ * run of digits and dashes ("1-1-1-...") does not need the token pass. */
 static bool may_hold_token(const text_profile *p)
 {
-    return p->longest_token_run >= TOKEN_MIN_RUN ||
+    return p->longest_lettered_run >= TOKEN_MIN_RUN || p->longest_hex_run >= HEX_MIN_RUN ||
            (p->has_bearer && p->longest_token_run >= BEARER_MIN_RUN);
 }
 static bool may_hold_email(const text_profile *p) { return p->has_at; }
@@ -199,7 +250,8 @@ static bool is_token_char(unsigned char c)
 static void profile_text(ut_str in, text_profile *p)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
-    size_t run = 0;
+    size_t run = 0, hex_run = 0;
+    bool run_lettered = false;
     *p = (text_profile){0};
     for (size_t i = 0; i < in.len; i++) {
         unsigned char c = s[i];
@@ -207,11 +259,19 @@ static void profile_text(ut_str in, text_profile *p)
         if (c == '@' || (c == '%' && i + 2 < in.len && s[i + 1] == '4' && s[i + 2] == '0'))
             p->has_at = true;
         if (is_token_char(c)) {
+            run_lettered |= char_class(c) >= 2;
             if (++run > p->longest_token_run)
                 p->longest_token_run = run;
+            if (run_lettered && run > p->longest_lettered_run)
+                p->longest_lettered_run = run;
         } else {
             run = 0;
+            run_lettered = false;
         }
+        bool hex = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+        hex_run = hex ? hex_run + 1 : 0;
+        if (hex_run > p->longest_hex_run)
+            p->longest_hex_run = hex_run;
         if ((c | 0x20) == 'b' && i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
             p->has_bearer = true;
     }
@@ -259,10 +319,19 @@ static const char email_pattern[] =
     "(?:[A-Za-z0-9\\-\\x80-\\xff]++\\.)+(?:xn--[A-Za-z0-9-]++|[A-Za-z\\x80-\\xff]{2,}+)";
 
 /* IBAN: country code, two check digits, then the BBAN written contiguous
- * or in groups of four separated by single spaces. */
-static const char iban_pattern[] =
-    "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?"
-    "(?![A-Za-z0-9])" CALLOUT(2);
+ * or in groups of four separated by single spaces:
+ *
+ *   [A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])
+ *
+ * with the longest candidate that passes the checksum taken. The pattern
+ * below finds where a candidate starts (possessive: no backtracking);
+ * iban_pick tries its lengths in the order the engine would, each in O(1)
+ * (see iban_valid), where a checksum callout would cost a scan of up to
+ * 24 lengths at every start. */
+static const char iban_pattern[] = "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2}+";
+#define IBAN_GROUPS_MAX 7
+#define IBAN_GROUPS_MIN 2
+#define IBAN_TAIL_MAX 3
 
 /* Payment cards: 13 to 19 digits, optionally separated by single spaces
  * (also no-break spaces), dots, underscores or dashes, that pass the Luhn
@@ -271,7 +340,9 @@ static const char iban_pattern[] =
  * linear time too, where a pattern with a Luhn callout would check up to
  * seven candidates of up to 37 bytes at every digit of "1 1 1 1 ...". */
 #define CARD_SEPARATOR "(?:[ ._-]|\\xC2\\xA0|\\xE2\\x80\\xAF)"
-static const char card_pattern[] = "[0-9](?:" CARD_SEPARATOR "?+[0-9])*+";
+/* A run of fewer than 13 digits holds no card: the pattern refuses it
+ * without a match (each retry inside such a run is bounded by 13). */
+static const char card_pattern[] = "[0-9](?:" CARD_SEPARATOR "?+[0-9]){12}(?:" CARD_SEPARATOR "?+[0-9])*+";
 
 /* US social security numbers, written ddd-dd-dddd or with a space (also
  * a no-break space) for both dashes, without the numbers the SSA never
@@ -308,6 +379,8 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
                        ut_str in, const char *replacement, ut_buf *dst, bool *changed);
 static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed);
 
 static const struct family_def {
     const char *source;
@@ -320,7 +393,7 @@ static const struct family_def {
      * of a spaced IBAN is a run of digit groups. */
     [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token, replace_all},
     [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email, replace_all},
-    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban, replace_all},
+    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban, replace_ibans},
     [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card, replace_cards},
     [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn, replace_all},
     [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone, replace_all},
@@ -342,6 +415,7 @@ struct ut_redactor {
     ut_buf pass[2]; /* intermediate results, used in turn */
     ut_buf folded;  /* a text with fullwidth digits and signs folded to ASCII */
     ut__card_scan cards;
+    iban_prefixes iban; /* prefix values of the text in the IBAN pass */
     ut_buf url;     /* a URL stripped of fragment, userinfo and query values */
 };
 
@@ -517,6 +591,7 @@ void ut_redactor_free(ut_redactor *r)
     ut_buf_free(&r->url);
     ut_buf_free(&r->folded);
     ut__card_scan_free(&r->cards);
+    ut_free(r->iban.at);
     ut_free(r);
 }
 
@@ -598,6 +673,85 @@ static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_con
             copied = sp->end;
         }
         offset = run_end;
+    }
+    if (*changed)
+        ut_buf_append(dst, in.ptr + copied, in.len - copied);
+    return dst->oom ? UT_ENOMEM : UT_OK;
+}
+
+static bool is_alnum_byte(unsigned char c)
+{
+    return alnum_value(c) >= 0;
+}
+
+/* The end of the IBAN that starts at s[start] (two letters and two digits
+ * there, checked by the pattern), or 0 when no length passes. */
+static size_t iban_pick(const iban_prefixes *p, const unsigned char *s, size_t len, size_t start)
+{
+    size_t group_end[IBAN_GROUPS_MAX + 1];
+    size_t groups = 0, pos = start + 4;
+    while (groups < IBAN_GROUPS_MAX) {
+        size_t q = pos < len && s[pos] == ' ' ? pos + 1 : pos;
+        size_t k = 0;
+        while (k < 4 && q + k < len && is_alnum_byte(s[q + k]))
+            k++;
+        if (k < 4)
+            break;
+        pos = q + 4;
+        group_end[++groups] = pos;
+    }
+    for (size_t g = groups; g >= IBAN_GROUPS_MIN; g--) {
+        size_t e = group_end[g];
+        size_t q = e < len && s[e] == ' ' ? e + 1 : e;
+        size_t t = 0;
+        while (t < IBAN_TAIL_MAX && q + t < len && is_alnum_byte(s[q + t]))
+            t++;
+        /* A shorter tail is followed by an alphanumeric: refused by the
+         * lookahead, so only the longest tail, then none, can end it. */
+        size_t ends[2] = {t ? q + t : 0, e};
+        for (size_t i = 0; i < 2; i++) {
+            size_t end = ends[i];
+            if (end && (end == len || !is_alnum_byte(s[end])) && iban_valid(p, start, end - start))
+                return end;
+        }
+    }
+    return 0;
+}
+
+/* The IBAN pass: the pattern finds candidate starts, iban_pick their
+ * lengths. The same contract as replace_all. */
+static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed)
+{
+    const unsigned char *s = (const unsigned char *)in.ptr;
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    size_t copied = 0, offset = 0;
+    bool computed = false; /* the prefix values, at the first candidate */
+    *changed = false;
+    while (offset < in.len) {
+        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc == PCRE2_ERROR_NOMEMORY)
+            return UT_ENOMEM;
+        if (rc < 0)
+            return PASS_GAVE_UP;
+        size_t start = ov[0];
+        if (!computed && iban_prefixes_compute(&r->iban, s, in.len) != UT_OK)
+            return UT_ENOMEM;
+        computed = true;
+        size_t end = iban_pick(&r->iban, s, in.len, start);
+        if (!end) {
+            offset = start + 1;
+            continue;
+        }
+        if (!*changed) {
+            ut_buf_reset(dst);
+            *changed = true;
+        }
+        ut_buf_append(dst, in.ptr + copied, start - copied);
+        ut_buf_append_cstr(dst, replacement);
+        copied = offset = end;
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
