@@ -9,6 +9,10 @@
  *   bench_core ingest [EVENTS]       ns per event from Forward bytes to the
  *                                    ring: decode, validate, redact, apply
  *   bench_core memory TABS           resident bytes per tab with a full ring
+ *   bench_core memory-limits TABS [BUDGET]
+ *                                    tabs with every field at its limit under
+ *                                    --max-memory BUDGET (default 100 MiB; 0:
+ *                                    none): tabs kept, bytes counted, RSS
  *   bench_core redact [EVENTS]       ns per ut_redact_event: a typical click;
  *                                    an event with every text field at its
  *                                    limit of ordinary UI text, and of each
@@ -359,6 +363,89 @@ static const char *const hostile_fills[] = {
     "1 ", "1.", "1-", "0 1 ", "111-11-", "+1 ", "DE89 ", "@a.1", "a@a.", "aA1b", "%40a.", "a-", "a1-", "1a-",
 };
 
+/* Tab i's event k with every field at its limit (ordinary words, which
+ * redaction keeps): navigations, clicks in rows of full cells, dialogs
+ * with full snapshots, alerts. */
+static ut_event limits_step(const char *tab, uint32_t k, int64_t t_us, char *el, size_t el_cap)
+{
+    static char url[UT_URL_MAX_BYTES + 1], name[UT_NAME_MAX_BYTES + 1], cell[UT_CELL_MAX_BYTES + 1],
+        text[UT_DIALOG_TEXT_MAX_BYTES + 1], alert[UT_ALERT_TEXT_MAX_BYTES + 1];
+    static const char words[] = " Blue Widget, shipped to the warehouse.";
+    ut_event ev = {.tab = ut_str_cstr(tab), .time_us = t_us};
+    snprintf(el, el_cap, "%0*u", UT_EL_MAX_BYTES - 1, k);
+    ev.el = ut_str_cstr(el);
+    switch (k % 4) {
+    case 0:
+        ev.kind = UT_KIND_NAV;
+        ev.url = filled(url, UT_URL_MAX_BYTES, "https://x.test/a/b");
+        ev.title = filled(name, UT_TITLE_MAX_BYTES, words);
+        ev.how = UT_NAV_PUSH;
+        break;
+    case 1:
+        ev.kind = UT_KIND_CLICK;
+        ev.role = UT_STR_LIT("button");
+        ev.name = filled(name, UT_NAME_MAX_BYTES, words);
+        ev.ctx.kind = UT_CTX_ROW;
+        ev.ctx.ncells = UT_CTX_CELLS_MAX;
+        for (uint32_t c = 0; c < UT_CTX_CELLS_MAX; c++)
+            ev.ctx.cells[c] = filled(cell, UT_CELL_MAX_BYTES, words);
+        break;
+    case 2:
+        ev.kind = UT_KIND_DIALOG;
+        ev.dialog_state = UT_DIALOG_OPEN;
+        ev.role = UT_STR_LIT("dialog");
+        ev.name = filled(name, UT_NAME_MAX_BYTES, words);
+        ev.text = filled(text, UT_DIALOG_TEXT_MAX_BYTES, words);
+        break;
+    default:
+        ev.kind = UT_KIND_ALERT;
+        ev.role = UT_STR_LIT("alert");
+        ev.text = filled(alert, UT_ALERT_TEXT_MAX_BYTES, words);
+        ev.level = UT_LEVEL_ERROR;
+        break;
+    }
+    return ev;
+}
+
+#define LIMITS_EVENTS_PER_TAB 40 /* twice the default ring, and 8 dialogs */
+
+static void bench_memory_limits(uint32_t tabs, uint64_t budget)
+{
+    ut_config cfg;
+    ut_config_defaults(&cfg);
+    cfg.reorder_ms = 0;
+    cfg.max_memory = budget;
+    if (tabs > cfg.max_tabs)
+        cfg.max_tabs = tabs;
+    char err[256];
+    ut_engine *e;
+    if (ut_engine_new(&cfg, &e, err, sizeof err) != UT_OK) {
+        fprintf(stderr, "bench_core: %s\n", err);
+        exit(1);
+    }
+    uint64_t before = rss_bytes();
+    int64_t t_us = INT64_C(1715693490000000);
+    for (uint32_t tab = 0; tab < tabs; tab++) {
+        char key[32], el[UT_EL_MAX_BYTES + 1];
+        snprintf(key, sizeof key, "tab-%u", tab);
+        for (uint32_t k = 0; k < LIMITS_EVENTS_PER_TAB; k++, t_us += 1000) {
+            ut_event ev = limits_step(key, k, t_us, el, sizeof el);
+            ut_status st = ut_engine_apply(e, &ev);
+            if (st != UT_OK)
+                fail("applying an event at the field limits", st);
+        }
+    }
+    uint64_t after = rss_bytes();
+    ut_engine_stats st;
+    ut_engine_stats_get(e, &st);
+    printf("tabs_fed=%u max_memory=%" PRIu64 " tabs_kept=%" PRIu64 " evicted_memory=%" PRIu64
+           " tab_bytes=%" PRIu64 " counted_per_tab=%.0f rss_growth=%" PRIu64 " rss_per_tab=%.0f\n",
+           tabs, budget, st.tabs, st.evicted_memory, st.tab_bytes,
+           st.tabs ? (double)st.tab_bytes / (double)st.tabs : 0.0, after - before,
+           st.tabs ? (double)(after - before) / (double)st.tabs : 0.0);
+    ut_engine_free(e);
+}
+
 #define REDACT_ROUNDS 9
 
 /* The shared machine's load changes during a run: every case is timed
@@ -443,12 +530,15 @@ int main(int argc, char **argv)
         bench_mutation(arg_or(argc, argv, 200000));
     else if (strcmp(what, "ingest") == 0)
         bench_ingest(arg_or(argc, argv, 200000));
+    else if (strcmp(what, "memory-limits") == 0 && (argc == 3 || argc == 4))
+        bench_memory_limits(arg_or(argc, argv, 1000),
+                            argc == 4 ? strtoull(argv[3], NULL, 10) : (UINT64_C(100) << 20));
     else if (strcmp(what, "redact") == 0)
         bench_redact(arg_or(argc, argv, 200000));
     else if (strcmp(what, "memory") == 0 && argc == 3)
         bench_memory(arg_or(argc, argv, 1000));
     else {
-        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | redact [EVENTS] | memory TABS\n", stderr);
+        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | redact [EVENTS] | memory TABS | memory-limits TABS [BUDGET]\n", stderr);
         return 2;
     }
     return 0;
