@@ -13,6 +13,11 @@
  *                                    tabs with every field at its limit under
  *                                    --max-memory BUDGET (default 100 MiB; 0:
  *                                    none): tabs kept, bytes counted, RSS
+ *   bench_core redact-text LEN FILL N
+ *                                    N ut_redact_text of FILL repeated to LEN
+ *                                    bytes, nothing printed: run it under
+ *                                    callgrind (instructions do not depend
+ *                                    on the machine's load)
  *   bench_core redact [EVENTS]       ns per ut_redact_event: a typical click;
  *                                    an event with every text field at its
  *                                    limit of ordinary UI text, and of each
@@ -508,6 +513,30 @@ static void bench_redact(uint32_t events)
     ut_redactor_free(r);
 }
 
+static void bench_redact_text(size_t len, const char *fill, unsigned long n)
+{
+    ut_redactor *r;
+    char err[256];
+    if (ut_redactor_new(NULL, 0, &r, err, sizeof err) != UT_OK || !*fill || len > (1u << 20)) {
+        fprintf(stderr, "bench_core: %s\n", *fill && len <= (1u << 20) ? err : "bad LEN or FILL");
+        exit(1);
+    }
+    char *buf = malloc(len + 1);
+    if (!buf)
+        exit(1);
+    ut_str text = filled(buf, len, fill);
+    ut_buf out = UT_BUF_INIT;
+    for (unsigned long i = 0; i < n; i++) {
+        ut_buf_reset(&out);
+        ut_status st = ut_redact_text(r, text, &out);
+        if (st != UT_OK)
+            fail("redacting a text", st);
+    }
+    ut_buf_free(&out);
+    free(buf);
+    ut_redactor_free(r);
+}
+
 static uint32_t arg_or(int argc, char **argv, uint32_t fallback)
 {
     if (argc < 3)
@@ -533,12 +562,14 @@ int main(int argc, char **argv)
     else if (strcmp(what, "memory-limits") == 0 && (argc == 3 || argc == 4))
         bench_memory_limits(arg_or(argc, argv, 1000),
                             argc == 4 ? strtoull(argv[3], NULL, 10) : (UINT64_C(100) << 20));
+    else if (strcmp(what, "redact-text") == 0 && argc == 5)
+        bench_redact_text(strtoul(argv[2], NULL, 10), argv[3], strtoul(argv[4], NULL, 10));
     else if (strcmp(what, "redact") == 0)
         bench_redact(arg_or(argc, argv, 200000));
     else if (strcmp(what, "memory") == 0 && argc == 3)
         bench_memory(arg_or(argc, argv, 1000));
     else {
-        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | redact [EVENTS] | memory TABS | memory-limits TABS [BUDGET]\n", stderr);
+        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | redact [EVENTS] | memory TABS | memory-limits TABS [BUDGET] | redact-text LEN FILL N\n", stderr);
         return 2;
     }
     return 0;

@@ -324,11 +324,15 @@ static const char email_pattern[] =
  *   [A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])
  *
  * with the longest candidate that passes the checksum taken. The pattern
- * below finds where a candidate starts (possessive: no backtracking);
- * iban_pick tries its lengths in the order the engine would, each in O(1)
- * (see iban_valid), where a checksum callout would cost a scan of up to
- * 24 lengths at every start. */
-static const char iban_pattern[] = "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2}+";
+ * below finds a region that holds every candidate from its start on: its
+ * first start, then alphanumeric runs separated by single spaces
+ * (possessive: no backtracking). replace_ibans visits the starts inside
+ * it, and iban_pick tries each one's lengths in the order the engine
+ * would, each in O(1) (see iban_valid), where a checksum callout would cost
+ * a scan of up to 24 lengths, and a match call, at every start of
+ * "DE89 DE89 DE89 ...". */
+static const char iban_pattern[] =
+    "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]*+(?: [A-Za-z0-9]++)*+";
 #define IBAN_GROUPS_MAX 7
 #define IBAN_GROUPS_MIN 2
 #define IBAN_TAIL_MAX 3
@@ -342,7 +346,7 @@ static const char iban_pattern[] = "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-
 #define CARD_SEPARATOR "(?:[ ._-]|\\xC2\\xA0|\\xE2\\x80\\xAF)"
 /* A run of fewer than 13 digits holds no card: the pattern refuses it
  * without a match (each retry inside such a run is bounded by 13). */
-static const char card_pattern[] = "[0-9](?:" CARD_SEPARATOR "?+[0-9]){12}(?:" CARD_SEPARATOR "?+[0-9])*+";
+static const char card_pattern[] = "(?<![0-9])[0-9](?:" CARD_SEPARATOR "?+[0-9]){12}(?:" CARD_SEPARATOR "?+[0-9])*+";
 
 /* US social security numbers, written ddd-dd-dddd or with a space (also
  * a no-break space) for both dashes, without the numbers the SSA never
@@ -718,15 +722,32 @@ static size_t iban_pick(const iban_prefixes *p, const unsigned char *s, size_t l
     return 0;
 }
 
-/* The IBAN pass: the pattern finds candidate starts, iban_pick their
- * lengths. The same contract as replace_all. */
+static bool is_letter(unsigned char c)
+{
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static bool is_ascii_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Where the pattern's lookbehind and first four items would match. */
+static bool iban_may_start(const unsigned char *s, size_t len, size_t p)
+{
+    return p + 4 <= len && (p == 0 || !is_alnum_byte(s[p - 1])) && is_letter(s[p]) &&
+           is_letter(s[p + 1]) && is_ascii_digit(s[p + 2]) && is_ascii_digit(s[p + 3]);
+}
+
+/* The IBAN pass: the pattern finds regions, iban_pick the IBANs that
+ * start inside them. The same contract as replace_all. */
 static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
     size_t copied = 0, offset = 0;
-    bool computed = false; /* the prefix values, at the first candidate */
+    bool computed = false; /* the prefix values, at the first region */
     *changed = false;
     while (offset < in.len) {
         int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
@@ -736,22 +757,25 @@ static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_con
             return UT_ENOMEM;
         if (rc < 0)
             return PASS_GAVE_UP;
-        size_t start = ov[0];
+        size_t region_end = ov[1];
         if (!computed && iban_prefixes_compute(&r->iban, s, in.len) != UT_OK)
             return UT_ENOMEM;
         computed = true;
-        size_t end = iban_pick(&r->iban, s, in.len, start);
-        if (!end) {
-            offset = start + 1;
-            continue;
+        for (size_t p = ov[0]; p < region_end;) {
+            size_t end = iban_may_start(s, in.len, p) ? iban_pick(&r->iban, s, in.len, p) : 0;
+            if (!end) {
+                p++;
+                continue;
+            }
+            if (!*changed) {
+                ut_buf_reset(dst);
+                *changed = true;
+            }
+            ut_buf_append(dst, in.ptr + copied, p - copied);
+            ut_buf_append_cstr(dst, replacement);
+            copied = p = end;
         }
-        if (!*changed) {
-            ut_buf_reset(dst);
-            *changed = true;
-        }
-        ut_buf_append(dst, in.ptr + copied, start - copied);
-        ut_buf_append_cstr(dst, replacement);
-        copied = offset = end;
+        offset = region_end > ov[0] ? region_end : ov[0] + 1;
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
