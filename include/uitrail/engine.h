@@ -19,6 +19,10 @@
 typedef struct ut_config {
     uint32_t ring_size;        /* entries per tab, UT_RING_MIN..UT_RING_MAX */
     uint32_t max_tabs;         /* least recently used tab evicted beyond it */
+    /* Bytes of tab state over all tabs (ut_engine_stats.tab_bytes); the
+     * least recently active tabs are evicted beyond it, never the one an
+     * event just went to. 0: no budget; else at least UT_MEMORY_MIN_BYTES. */
+    uint64_t max_memory;
     uint32_t idle_ms;          /* a tab with no event for this long is evicted */
     uint32_t debounce_ms;      /* same element within it: one entry */
     bool reset_on_load;        /* a full page load empties the ring */
@@ -145,6 +149,8 @@ typedef struct ut_engine_stats {
                             memory ran out when they were */
     uint64_t evicted_idle;
     uint64_t evicted_cap;
+    uint64_t evicted_memory; /* beyond max_memory */
+    uint64_t tab_bytes;      /* tab state now held, as max_memory counts it */
     uint64_t tabs;
     uint64_t marks;
 } ut_engine_stats;

@@ -1,12 +1,14 @@
 /* The serializers: the trace of protocol §4 (text and JSON), GET /v1/tabs
  * and the JSON of one applied event.
  *
- * Text that came from a page is printed through `clip`: control
- * characters and line separators become spaces, so that no name, cell or
- * snapshot can start a line of its own and pass for an entry, and long
- * text is cut on a character boundary with "…". */
+ * Text that came from a page is printed through `clip`, the one place it
+ * enters a text trace: it is escaped there (escape.h: no line breaks, no
+ * quote, bracket, arrow or frame of its own), so that no name, cell or
+ * snapshot can start a line or end its quotes and pass for structure, and
+ * long text is cut on a character boundary with "…". */
 #include "budget.h"
 #include "engine_internal.h"
+#include "escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -98,35 +100,13 @@ uint32_t ut__tokens_estimate(const char *p, size_t len)
     return tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)tokens;
 }
 
-/* Appends `len` bytes of UTF-8 text with C0 controls, DEL and U+2028/2029
- * replaced by spaces. */
-static void put_sanitized(ut_buf *out, const char *p, size_t len)
-{
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)p[i];
-        size_t skip = 0;
-        if (c < 0x20 || c == 0x7F)
-            skip = 1;
-        else if (c == 0xE2 && i + 2 < len && (unsigned char)p[i + 1] == 0x80 &&
-                 ((unsigned char)p[i + 2] == 0xA8 || (unsigned char)p[i + 2] == 0xA9))
-            skip = 3;
-        if (!skip)
-            continue;
-        ut_buf_append(out, p + run, i - run);
-        ut_buf_append(out, " ", 1);
-        i += skip - 1;
-        run = i + 1;
-    }
-    ut_buf_append(out, p + run, len - run);
-}
-
 /* Text cut to a number of characters: pieces are appended until the
  * budget runs out, then "…" once. */
 typedef struct clip {
     ut_buf *out;
     size_t left;
     bool cut;
+    bool token; /* a role: ut__escape_token instead of ut__escape_text */
 } clip;
 
 static void clip_put(clip *c, ut_str s)
@@ -139,7 +119,7 @@ static void clip_put(clip *c, ut_str s)
         return;
     }
     size_t n = ut_utf8_prefix_chars(s, c->left);
-    put_sanitized(c->out, s.ptr, n);
+    (c->token ? ut__escape_token : ut__escape_text)(c->out, s.ptr, n);
     c->left -= utf8_chars(s.ptr, n);
     if (n < s.len) {
         ut_buf_append_cstr(c->out, ELLIPSIS);
@@ -149,7 +129,7 @@ static void clip_put(clip *c, ut_str s)
 
 static void put_text(ut_buf *out, ut_str s, size_t max_chars)
 {
-    clip c = {out, max_chars, false};
+    clip c = {out, max_chars, false, false};
     clip_put(&c, s);
 }
 
@@ -166,7 +146,8 @@ static void put_role(ut_buf *out, ut_str role)
     if (!role.len)
         return;
     ut_buf_append_cstr(out, " [");
-    put_text(out, role, UT_ROLE_MAX_BYTES);
+    clip c = {out, UT_ROLE_MAX_BYTES, false, true};
+    clip_put(&c, role);
     ut_buf_append_cstr(out, "]");
 }
 
@@ -264,7 +245,7 @@ static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
         return;
     }
     ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
-    clip c = {out, UT_CTX_PRINT_MAX_CHARS, false};
+    clip c = {out, UT_CTX_PRINT_MAX_CHARS, false, false};
     bool first = true;
     while (ut__list_next(&list, &item)) {
         if (!first)
@@ -450,7 +431,7 @@ static void put_app(ut_buf *out, const ut__entry *en)
     if (!list.len)
         return;
     ut_buf_append_cstr(out, " (");
-    clip c = {out, UT_TEXT_PRINT_MAX_CHARS, false};
+    clip c = {out, UT_TEXT_PRINT_MAX_CHARS, false, false};
     for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
         if (!first)
             clip_put(&c, UT_STR_LIT(", "));

@@ -24,6 +24,7 @@ typedef enum opt_kind {
     OPT_CONFIG,
     OPT_STRING,
     OPT_UINT,
+    OPT_BYTES, /* uint64_t */
     OPT_DOUBLE,
     OPT_BOOL,     /* a flag on the command line, true/false in the file */
     OPT_TCP_ADDR,
@@ -42,7 +43,7 @@ typedef struct opt_desc {
     const char *name;
     opt_kind kind;
     size_t offset;     /* into ut__settings */
-    uint64_t min, max; /* OPT_UINT bounds */
+    uint64_t min, max; /* OPT_UINT and OPT_BYTES bounds */
     bool live;         /* takes effect on SIGHUP without a restart */
     const char *arg;   /* the argument's name in --help, NULL for flags */
     const char *help;
@@ -75,6 +76,9 @@ static const opt_desc options[] = {
      "events kept per tab (default 20)"},
     {"max-tabs", OPT_UINT, S(engine.max_tabs), 1, UT_TABS_MAX, false, "N",
      "tabs kept; the least recently active is evicted beyond (default 100000)"},
+    {"max-memory", OPT_BYTES, S(engine.max_memory), 0, UINT64_MAX, false, "BYTES",
+     "bytes of tab state over all tabs; the least recently active tabs are evicted beyond "
+     "(default 1073741824; 0: no budget; else at least 1048576)"},
     {"idle-ms", OPT_UINT, S(engine.idle_ms), 1000, UINT32_MAX, false, "MS",
      "evict a tab without events for MS (default 3600000)"},
     {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, 60000, false, "MS",
@@ -319,6 +323,19 @@ static ut_status set_uint(ut__settings *s, const opt_desc *o, const char *value,
     return UT_OK;
 }
 
+static ut_status set_bytes(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                           char *err, size_t errlen)
+{
+    (void)fresh_list;
+    uint64_t v;
+    if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+        snprintf(err, errlen, "--%s %s: expected a whole number of bytes", o->name, value);
+        return UT_EINVAL;
+    }
+    *(uint64_t *)field(s, o) = v;
+    return UT_OK;
+}
+
 static ut_status set_double(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
                             char *err, size_t errlen)
 {
@@ -468,7 +485,7 @@ static ut_status set_nothing(ut__settings *s, const opt_desc *o, const char *val
 }
 
 static const opt_setter setters[OPT__COUNT] = {
-    [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint,
+    [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint, [OPT_BYTES] = set_bytes,
     [OPT_DOUBLE] = set_double,        [OPT_BOOL] = set_bool,         [OPT_TCP_ADDR] = set_tcp_addr,
     [OPT_LOG_LEVEL] = set_log_level,  [OPT_UID_LIST] = set_uid,      [OPT_REDACT] = set_redact,
     [OPT_ORIGIN_LIST] = set_origin,   [OPT_STAB_MODEL] = set_stab_model, [OPT_FSYNC] = set_fsync,
@@ -792,6 +809,9 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     }
     case OPT_UINT:
         snprintf(buf, len, "%u", *(const uint32_t *)p);
+        break;
+    case OPT_BYTES:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)p);
         break;
     case OPT_DOUBLE:
         snprintf(buf, len, "%g", *(const double *)p);

@@ -207,7 +207,9 @@ static void test_trace_hostile_text_stays_on_its_line(void **state)
     assert_int_equal(trace_event_lines(trace), 1);
     char line[512];
     assert_true(trace_line(trace, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Save - 13:00:00 click [button] \"Delete all\"   x\"");
+    /* The quotes of the name are escaped (tests/core/test_escape.c). */
+    assert_string_equal(line, "click [button] \"Save - 13:00:00 click [button] \xE2\x80\x9D"
+                              "Delete all\xE2\x80\x9D   x\"");
     free(trace);
     ut_engine_free(e);
 }
