@@ -50,7 +50,7 @@ void wt_pack_event_time(msgpack_packer *pk, uint32_t sec, uint32_t nsec);
 
 /* Test groups, one per file. */
 int wt_run_forward_tests(void);
-int wt_run_record_tests(void);
+int wt_run_validate_tests(void);
 int wt_run_json_tests(void);
 int wt_run_pack_tests(void);
 int wt_run_compressed_tests(void);

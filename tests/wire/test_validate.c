@@ -281,7 +281,7 @@ static void test_record_validator_direct_call(void **state)
     free(big);
 }
 
-int wt_run_record_tests(void)
+int wt_run_validate_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_good_records),
