@@ -27,6 +27,8 @@
 
 #include "uitrail/redact.h"
 
+#include "text.h"
+
 #include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -703,9 +705,7 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
             end++;
         if (ut_redact_text(r, ut_str_from(u + pos, end - pos), out) != UT_OK ||
             (end < len && ut_buf_append(out, u + end, 1) != UT_OK)) {
-            out->len = out_start;
-            if (out->data)
-                out->data[out->len] = '\0';
+            ut_buf_truncate(out, out_start);
             return UT_ENOMEM;
         }
         pos = end + 1;
@@ -738,18 +738,6 @@ typedef struct field_places {
     size_t n;
 } field_places;
 
-/* The longest prefix of s[0..len) of at most max_bytes that ends on a
- * character boundary. */
-static size_t utf8_cut(const char *s, size_t len, size_t max_bytes)
-{
-    if (len <= max_bytes)
-        return len;
-    size_t cut = max_bytes;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
-}
-
 /* Appends one field of the output event to scratch. A redacted field is
  * cut back to its protocol limit: a replacement such as "[email]" can be
  * longer than the text it replaced. */
@@ -770,7 +758,7 @@ static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *plac
     }
     if (st != UT_OK)
         return st;
-    size_t len = utf8_cut(scratch->data + offset, scratch->len - offset, max_bytes);
+    size_t len = ut__utf8_cut(ut_str_from(scratch->data + offset, scratch->len - offset), max_bytes);
     scratch->len = offset + len;
     scratch->data[scratch->len] = '\0';
     places->at[places->n++] = (field_place){field, offset, len};
@@ -827,9 +815,7 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
             st = place_field(r, scratch, &places, &red.data[i].value, FIELD_TEXT, UT_APP_VALUE_MAX_BYTES);
     }
     if (st != UT_OK) {
-        scratch->len = scratch_start;
-        if (scratch->data)
-            scratch->data[scratch->len] = '\0';
+        ut_buf_truncate(scratch, scratch_start);
         return st;
     }
     for (size_t i = 0; i < places.n; i++)

@@ -6,6 +6,7 @@
  * snapshot can start a line of its own and pass for an entry, and long
  * text is cut on a character boundary with "…". */
 #include "engine_internal.h"
+#include "num.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -66,14 +67,6 @@ static const char *enum_name(const char *const *names, size_t n, unsigned v)
 #define ENUM_NAME(table, v) enum_name((table), sizeof(table) / sizeof((table)[0]), (unsigned)(v))
 
 /* ---- Small pieces ---- */
-
-static void buf_truncate(ut_buf *b, size_t len)
-{
-    if (b->data && len <= b->len) {
-        b->len = len;
-        b->data[len] = '\0';
-    }
-}
 
 static size_t utf8_chars(const char *p, size_t len)
 {
@@ -177,18 +170,12 @@ static void put_name(ut_buf *out, ut_str name)
     put_quoted(out, name);
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 #define CLOCK_LEN 8 /* "HH:MM:SS" */
 
 static void format_clock(char dst[CLOCK_LEN + 1], int64_t time_us, int32_t tz_min)
 {
-    int64_t secs = floor_div(time_us, US_PER_S) + (int64_t)tz_min * 60;
-    int64_t sod = secs - floor_div(secs, SECONDS_PER_DAY) * SECONDS_PER_DAY;
+    int64_t secs = ut__floor_div(time_us, US_PER_S) + (int64_t)tz_min * 60;
+    int64_t sod = secs - ut__floor_div(secs, SECONDS_PER_DAY) * SECONDS_PER_DAY;
     const int64_t parts[3] = {sod / 3600, sod / 60 % 60, sod % 60};
     for (int i = 0; i < 3; i++) {
         dst[3 * i] = (char)('0' + parts[i] / 10);
@@ -211,7 +198,7 @@ static ut_status put_clock(ut_buf *out, int64_t time_us, int32_t tz_min)
 /* Appends an ISO-8601 UTC time with milliseconds, quoted, as a JSON string. */
 static ut_status put_iso_time(ut_buf *out, int64_t time_us)
 {
-    time_t secs = (time_t)floor_div(time_us, US_PER_S);
+    time_t secs = (time_t)ut__floor_div(time_us, US_PER_S);
     int ms = (int)((time_us - (int64_t)secs * US_PER_S) / US_PER_MS);
     struct tm tm;
     if (!gmtime_r(&secs, &tm))
@@ -581,7 +568,7 @@ static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
             used += ut__tokens_estimate(out->data + line_start, out->len - line_start);
             if (used > opts->max_tokens) {
                 /* Lines go whole or not at all, and the older ones first. */
-                buf_truncate(out, line_start);
+                ut_buf_truncate(out, line_start);
                 break;
             }
         }
@@ -689,7 +676,7 @@ static void json_times(ut_buf *out, const char *key, const char *ms_key, int64_t
     json_key(out, key);
     put_iso_time(out, us);
     json_key(out, ms_key);
-    ut_buf_printf(out, "%" PRId64, floor_div(us, US_PER_MS));
+    ut_buf_printf(out, "%" PRId64, ut__floor_div(us, US_PER_MS));
 }
 
 static void json_entry(ut_buf *out, const ut__entry *en)
@@ -807,7 +794,7 @@ ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
     ut_buf_printf(out, "{\"stable\":%s,\"state\":\"%s\",\"marks\":%" PRIu64 ",\"since\":",
                   st->state == UT_PAGE_STABLE ? "true" : "false", page_state_name(st), st->marks);
     if (st->since_us)
-        ut_buf_printf(out, "%" PRId64, floor_div(st->since_us, US_PER_MS));
+        ut_buf_printf(out, "%" PRId64, ut__floor_div(st->since_us, US_PER_MS));
     else
         ut_buf_append_cstr(out, "null");
     ut_buf_printf(out, ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}",
@@ -840,7 +827,7 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     uint64_t used = out->oom ? 0
                              : ut__tokens_estimate(out->data + start, fixed_len) +
                                    ut__tokens_estimate(out->data + page_start, out->len - page_start);
-    buf_truncate(out, page_start);
+    ut_buf_truncate(out, page_start);
 
     uint32_t n = shown_entries(t, opts);
     for (uint32_t i = 0; i < n; i++) {
@@ -851,7 +838,7 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
         if (opts->max_tokens && !out->oom) {
             used += ut__tokens_estimate(out->data + entry_start, out->len - entry_start);
             if (used > opts->max_tokens) {
-                buf_truncate(out, entry_start);
+                ut_buf_truncate(out, entry_start);
                 break;
             }
         }
@@ -871,28 +858,19 @@ ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *o
         opts = &defaults;
     if (opts->limit > UT_TRACE_LIMIT_MAX || opts->max_tokens > UT_TRACE_MAX_TOKENS_MAX)
         return UT_ELIMIT;
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     if (opts->format == UT_TRACE_JSON)
         trace_json(t, opts, out);
     else
         trace_text(t, opts, out);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 /* ---- GET /v1/tabs and SSE events ---- */
 
 ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     ut_buf_append(out, "[", 1);
     for (const ut__tab *t = e->tabs.lru_head; t; t = t->lru_next) {
         ut_stab_status page;
@@ -902,15 +880,10 @@ ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
         json_str_field(out, "url", ut__tab_url(t));
         json_str_field(out, "title", ut__tab_title(t));
         ut_buf_printf(out, ",\"events\":%" PRIu32 ",\"state\":\"%s\",\"last\":%" PRId64 "}",
-                      t->ring.count, page_state_name(&page), floor_div(t->last_us, US_PER_MS));
+                      t->ring.count, page_state_name(&page), ut__floor_div(t->last_us, US_PER_MS));
     }
     ut_buf_append(out, "]", 1);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
@@ -936,9 +909,7 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
 
 ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
     json_str_field(out, "tab", ev->tab);
     json_times(out, "time", "ms", ev->time_us);
@@ -1027,10 +998,5 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     case UT_KIND__COUNT: break;
     }
     ut_buf_append(out, "}", 1);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }

@@ -4,6 +4,7 @@
  * the same tables, so a parameter added to ut_config is recorded and read
  * back by adding one line. */
 #include "record_int.h"
+#include "wire_internal.h"
 
 #include <math.h>
 #include <msgpack.h>
@@ -48,11 +49,6 @@ static const char *const stab_model_names[] = {
 };
 
 /* ---- Packing ---- */
-
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
 
 static void pack_cstr(msgpack_packer *pk, const char *s)
 {
@@ -115,11 +111,9 @@ static void pack_event_time(msgpack_packer *pk, int64_t time_us)
 
 ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
+    ut_buf_mark mark = ut_buf_begin(out);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    out->oom = false;
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
 
     msgpack_pack_array(&pk, 3);
     pack_cstr(&pk, UT_REC_META_TAG);
@@ -150,17 +144,9 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
         pack_params(&pk, stab_params, COUNT_OF(stab_params), &c->stab);
     }
 
-    if (out->oom) {
-        /* A failed append may have been followed by smaller ones that
-         * succeeded: drop the whole entry. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        out->oom = true;
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    /* A failed append may have been followed by smaller ones that
+     * succeeded: the transaction drops the whole entry. */
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 /* ---- Parsing ---- */

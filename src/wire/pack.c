@@ -183,18 +183,11 @@ ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out)
 
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
-    const size_t start = out->len;
+    const ut_buf_mark mark = ut_buf_begin(out);
     int rc = msgpack_pack_array(&pk, 3) || msgpack_pack_str_with_body(&pk, tag, (size_t)taglen) ||
              msgpack_pack_ext_with_body(&pk, event_time, sizeof event_time, 0) || pack_record(&pk, ev, with_rt);
-    if (rc != 0) {
-        /* A failed append left a gap; drop the partial entry. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        out->oom = false;
-        return UT_ENOMEM;
-    }
-    return UT_OK;
+    /* A failed append left a gap: the transaction drops the partial entry. */
+    return ut_buf_end(out, mark, rc != 0 ? UT_ENOMEM : UT_OK);
 }
 
 /* The largest head of an ack: a fixmap of one, the fixstr "ack", and a
