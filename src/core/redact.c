@@ -526,14 +526,17 @@ void ut_redactor_free(ut_redactor *r)
 
 /* ---- Matching ---- */
 
-/* Result of one pass besides ut_status: the pass gave up (a match limit,
- * a PCRE2 error), and the whole text must be replaced. */
-#define PASS_GAVE_UP 1
+/* How one pass ended. */
+typedef enum pass_result {
+    PASS_DONE,
+    PASS_NO_MEMORY,
+    PASS_GAVE_UP, /* a match limit, a PCRE2 error: the whole text must be replaced */
+} pass_result;
 
 /* Replaces every match of `code` in `in` by `replacement`, writing into
  * `dst` (reset first) only when there is a match; *changed tells whether
- * it did. Returns UT_OK, UT_ENOMEM, or PASS_GAVE_UP. */
-static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
+ * it did. */
+static pass_result replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
                        const char *replacement, ut_buf *dst, bool *changed)
 {
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
@@ -546,7 +549,7 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc == PCRE2_ERROR_NOMEMORY)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         if (rc < 0)
             return PASS_GAVE_UP;
         size_t start = ov[0], end = ov[1];
@@ -568,18 +571,18 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? UT_ENOMEM : UT_OK;
+    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
 }
 
 /* One pass of the pipeline: runs `code` over *cur and, when it rewrote the
  * text, makes *cur the rewritten text in the next pass buffer. */
-static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                     const char *replacement, ut_str *cur, unsigned *next)
 {
     bool changed;
     ut_buf *dst = &r->pass[*next];
-    int rc = replace_all(r, code, mctx, *cur, replacement, dst, &changed);
-    if (rc == UT_OK && changed) {
+    pass_result rc = replace_all(r, code, mctx, *cur, replacement, dst, &changed);
+    if (rc == PASS_DONE && changed) {
         *cur = ut_buf_str(dst);
         *next ^= 1;
     }
@@ -595,19 +598,20 @@ ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
 
     ut_str cur = in;
     unsigned next = 0;
-    int rc = UT_OK;
-    for (size_t i = 0; i < r->n_extra && rc == UT_OK; i++)
+    pass_result rc = PASS_DONE;
+    for (size_t i = 0; i < r->n_extra && rc == PASS_DONE; i++)
         rc = run_pass(r, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
-    for (size_t f = 0; f < FAMILY__COUNT && rc == UT_OK; f++) {
+    for (size_t f = 0; f < FAMILY__COUNT && rc == PASS_DONE; f++) {
         if (families[f].may_match(&profile))
             rc = run_pass(r, r->builtin[f], r->builtin_mctx, families[f].replacement, &cur, &next);
     }
-    if (rc == PASS_GAVE_UP) {
+    switch (rc) {
+    case PASS_DONE: break;
+    case PASS_NO_MEMORY: return UT_ENOMEM;
+    case PASS_GAVE_UP:
         /* Fail closed: text that could not be searched is not let through. */
         return ut_buf_append_cstr(out, extra_replacement);
     }
-    if (rc != UT_OK)
-        return (ut_status)rc;
     return ut_buf_append_str(out, cur);
 }
 
