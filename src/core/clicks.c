@@ -58,6 +58,10 @@ void ut__mark_responded(ut__tab *t)
 ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
                           ut_str text, uint8_t detail)
 {
+    uintptr_t begin = (uintptr_t)(*slot)->text, end = begin + (*slot)->off[UT__F__COUNT];
+    assert(!((uintptr_t)role.ptr >= begin && (uintptr_t)role.ptr < end) &&
+           !((uintptr_t)text.ptr >= begin && (uintptr_t)text.ptr < end) &&
+           "outcome text must not point into the entry it rebuilds");
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_OUT_ROLE] = role;
     fields[UT__F_OUT_TEXT] = text;

@@ -6,6 +6,7 @@
  * instead of a scan of every tab. */
 #include "engine_internal.h"
 
+#include <assert.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -148,6 +149,9 @@ static void lru_push_head(ut__tabs *tt, ut__tab *t)
 
 void ut__tabs_insert(ut__tabs *tt, ut__tab *t)
 {
+    assert((uint64_t)(tt->count + 1) * TABS_LOAD_DEN <= (uint64_t)tt->cap * TABS_LOAD_NUM &&
+           "ut__tabs_reserve comes first");
+    assert(!ut__tabs_find(tt, ut__tab_key(t)) && "a tab is inserted once");
     slots_place(tt->slots, tt->cap, t);
     tt->count++;
     lru_push_head(tt, t);
@@ -223,6 +227,7 @@ void ut__tabs_set_deadline(ut__tabs *tt, ut__tab *t, int64_t deadline)
     t->deadline = deadline;
     if (t->heap_index == UT__NOT_IN_HEAP) {
         /* ut__tabs_reserve keeps room for every tab. */
+        assert(tt->heap_len < tt->heap_cap);
         heap_set(tt, tt->heap_len++, t);
     }
     heap_up(tt, t->heap_index);
