@@ -53,14 +53,19 @@ void ut__mark_responded(ut__tab *t)
         t->pending_responded = true;
 }
 
+/* Whether `s` points into the text of `en` (for the assertions). */
+static inline bool points_into(const ut__entry *en, ut_str s)
+{
+    uintptr_t begin = (uintptr_t)en->text, at = (uintptr_t)s.ptr;
+    return at >= begin && at < begin + en->off[UT__F__COUNT];
+}
+
 /* Sets the outcome of the click in `slot` with its text fields (which must
  * not point into the entry). */
 ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
                           ut_str text, uint8_t detail)
 {
-    uintptr_t begin = (uintptr_t)(*slot)->text, end = begin + (*slot)->off[UT__F__COUNT];
-    assert(!((uintptr_t)role.ptr >= begin && (uintptr_t)role.ptr < end) &&
-           !((uintptr_t)text.ptr >= begin && (uintptr_t)text.ptr < end) &&
+    assert(!points_into(*slot, role) && !points_into(*slot, text) &&
            "outcome text must not point into the entry it rebuilds");
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_OUT_ROLE] = role;
