@@ -806,94 +806,6 @@ static void print_params(const ut_stab_params *p)
 
 /* ---- The SVG plot ---- */
 
-typedef struct plot_run {
-    ut_engine *engine;
-    ut_str tab;
-    int64_t step_us;
-    int64_t next_sample_us; /* engine clock; INT64_MIN before the first event */
-    int64_t offset_us;      /* engine clock minus sender time, of the tab's last event */
-    ut_tune_sample *samples;
-    size_t nsamples, cap;
-    ut_tune_plot_mark *marks;
-    size_t nmarks, cap_marks;
-    ut_status failed;
-} plot_run;
-
-static ut_status plot_sample(plot_run *pr, int64_t clock_us)
-{
-    ut_tab_info info;
-    if (ut_engine_tab_info(pr->engine, pr->tab, &info) != UT_OK)
-        return UT_OK; /* the tab has not appeared yet, or is gone */
-    if (pr->nsamples == UT_TUNE_SVG_SAMPLES_MAX) {
-        /* The step chosen from the truth's span does not count the samples
-         * taken at events nor the time around the truth: when the cap is
-         * reached, every other sample goes and the step doubles, so the
-         * plot keeps spanning the whole session. */
-        for (size_t i = 0; i < pr->nsamples / 2; i++)
-            pr->samples[i] = pr->samples[2 * i + 1];
-        pr->nsamples /= 2;
-        pr->step_us *= 2;
-    }
-    if (pr->nsamples == pr->cap) {
-        size_t cap = pr->cap ? pr->cap * 2 : 1024;
-        ut_tune_sample *v = ut_realloc(pr->samples, cap * sizeof *v);
-        if (!v)
-            return UT_ENOMEM;
-        pr->samples = v;
-        pr->cap = cap;
-    }
-    pr->samples[pr->nsamples++] = (ut_tune_sample){clock_us - pr->offset_us, info.page.intensity, info.page.busy};
-    return UT_OK;
-}
-
-/* Samples every step up to `clock_us` (exclusive), advancing the engine:
- * advancing in steps gives the same marks as in one (stability.h). */
-static ut_status plot_until(plot_run *pr, int64_t clock_us)
-{
-    if (pr->next_sample_us == INT64_MIN)
-        pr->next_sample_us = clock_us;
-    for (; pr->next_sample_us < clock_us; pr->next_sample_us += pr->step_us) {
-        ut_engine_advance(pr->engine, pr->next_sample_us);
-        ut_status st = plot_sample(pr, pr->next_sample_us);
-        if (st != UT_OK)
-            return st;
-    }
-    return UT_OK;
-}
-
-static ut_status plot_before(void *ud, const ut_event *ev)
-{
-    return plot_until(ud, ev->rt_us ? ev->rt_us : ev->time_us);
-}
-
-static ut_status plot_after(void *ud, const ut_event *ev)
-{
-    plot_run *pr = ud;
-    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
-    if (!ut_str_eq(ev->tab, pr->tab))
-        return UT_OK;
-    pr->offset_us = clock - ev->time_us;
-    return plot_sample(pr, clock);
-}
-
-static void plot_mark(void *ud, ut_str tab, const ut_mark *m)
-{
-    plot_run *pr = ud;
-    if (!ut_str_eq(tab, pr->tab) || pr->failed != UT_OK)
-        return;
-    if (pr->nmarks == pr->cap_marks) {
-        size_t cap = pr->cap_marks ? pr->cap_marks * 2 : 16;
-        ut_tune_plot_mark *v = ut_realloc(pr->marks, cap * sizeof *v);
-        if (!v) {
-            pr->failed = UT_ENOMEM;
-            return;
-        }
-        pr->marks = v;
-        pr->cap_marks = cap;
-    }
-    pr->marks[pr->nmarks++] = (ut_tune_plot_mark){m->time_us, m->state};
-}
-
 /* Writes the plot of session `s` under `params` to `svg_path`. */
 static int write_svg(tune_session *s, const ut_stab_params *p, const char *setting_name, const char *svg_path)
 {
@@ -903,38 +815,11 @@ static int write_svg(tune_session *s, const ut_stab_params *p, const char *setti
     ut_config cfg;
     ut_config_defaults(&cfg);
     cfg.stab = *p;
-    char err[256];
-    plot_run pr = {.tab = ut_str_from(tab->id, tab->len), .next_sample_us = INT64_MIN};
-    ut_status st = ut_engine_new(&cfg, &pr.engine, err, sizeof err);
-    ut_rec_reader *reader = NULL;
-    if (st == UT_OK)
-        st = ut_rec_reader_new(&reader);
     /* The session's span, from its truth, sets the sampling step. */
     int64_t first = tab->starts.n ? tab->starts.v[0] : tab->settles.v[0];
     int64_t last = tab->settles.v[tab->settles.n - 1];
-    int64_t span = last > first ? last - first : 1;
-    pr.step_us = (int64_t)UT_TUNE_SVG_STEP_MS * 1000;
-    if (span / pr.step_us > UT_TUNE_SVG_SAMPLES_MAX)
-        pr.step_us = span / UT_TUNE_SVG_SAMPLES_MAX + 1;
-    if (st == UT_OK) {
-        const ut_observer obs = {.on_mark = plot_mark, .ud = &pr};
-        ut_engine_set_observer(pr.engine, &obs);
-        ut_cli_drive d = {.command = "tune", .path = s->path, .engine = pr.engine, .quiet = true,
-                          .before_event = plot_before, .after_event = plot_after, .ud = &pr};
-        st = ut_cli_drive_begin(&d);
-        if (st == UT_OK)
-            st = ut_cli_drive_input(&d, &s->input, reader);
-        if (st == UT_EPROTO)
-            st = UT_OK;
-        /* Two seconds past the last event or settle, in sender time. */
-        int64_t end = d.last_clock_us - pr.offset_us;
-        end = (end > last ? end : last) + 2 * INT64_C(1000000);
-        if (st == UT_OK && d.last_clock_us != INT64_MIN)
-            st = plot_until(&pr, end + pr.offset_us);
-        ut_cli_drive_end(&d);
-    }
-    if (st == UT_OK)
-        st = pr.failed;
+    ut_tune_plot_data data = {0};
+    ut_status st = ut_tune_plot_sample(&cfg, s->path, &s->input, ut_str_from(tab->id, tab->len), first, last, &data);
     int rc = UT_CLI_OK;
     if (st != UT_OK) {
         fprintf(stderr, "uitrail tune: plotting %s: %s\n", s->path, ut_status_str(st));
@@ -944,17 +829,14 @@ static int write_svg(tune_session *s, const ut_stab_params *p, const char *setti
         char title[512], subtitle[1024];
         snprintf(title, sizeof title, "uitrail tune: %s, tab %.*s", s->name, (int)tab->len, tab->id);
         snprintf(subtitle, sizeof subtitle, "%s", setting_name);
-        ut_tune_plot plot = {title, subtitle, pr.samples, pr.nsamples, pr.marks, pr.nmarks, tab->settles.v,
+        ut_tune_plot plot = {title, subtitle, data.samples, data.nsamples, data.marks, data.nmarks, tab->settles.v,
                              tab->settles.n, p->enter_threshold, p->exit_threshold};
         if (!out || !ut_tune_plot_svg(out, &plot) || fclose(out) != 0) {
             fprintf(stderr, "uitrail tune: writing %s failed: %s\n", svg_path, strerror(errno));
             rc = UT_CLI_FAILED;
         }
     }
-    ut_rec_reader_free(reader);
-    ut_engine_free(pr.engine);
-    ut_free(pr.samples);
-    ut_free(pr.marks);
+    ut_tune_plot_data_free(&data);
     return rc;
 }
 
