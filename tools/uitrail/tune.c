@@ -885,7 +885,16 @@ static const char tune_help[] =
     "Exit status: 0 done; 1 a session could not be read or has no label;\n"
     "2 bad arguments.\n";
 
-static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
+/* The command line besides the grid and the jobs (in tune_run). */
+typedef struct tune_args {
+    const char *svg_path, *svg_session;
+    int first_path;   /* argv index of the first PATH */
+    size_t svg_index; /* the session to plot */
+} tune_args;
+
+/* Parses the options into `run` and `a`. Returns UT_CLI_OK, or the exit
+ * status of a bad command line (said on stderr). */
+static int tune_parse(const ut_cli_command *self, int argc, char **argv, tune_run *run, tune_args *a)
 {
     enum { OPT_GRID = 256, OPT_JOBS, OPT_SVG, OPT_SVG_SESSION };
     static const struct option options[] = {
@@ -895,34 +904,32 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
         {"svg-session", required_argument, NULL, OPT_SVG_SESSION},
         {NULL, 0, NULL, 0},
     };
-    tune_run run = {0};
-    grid_defaults(&run.grid);
+    *a = (tune_args){0};
+    grid_defaults(&run->grid);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    run.jobs = cpus < 1 ? 1 : cpus > UT_TUNE_JOBS_MAX ? UT_TUNE_JOBS_MAX : (unsigned)cpus;
-    const char *svg_path = NULL, *svg_session = NULL;
+    run->jobs = cpus < 1 ? 1 : cpus > UT_TUNE_JOBS_MAX ? UT_TUNE_JOBS_MAX : (unsigned)cpus;
     char why[512];
-
     optind = 1;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (opt) {
         case OPT_GRID:
-            if (!grid_parse(&run.grid, optarg, why, sizeof why))
+            if (!grid_parse(&run->grid, optarg, why, sizeof why))
                 return ut_cli_usage_error(self, "--grid: %s", why);
             break;
         case OPT_JOBS: {
             uint32_t jobs;
             if (!ut_cli_parse_u32(optarg, 1, UT_TUNE_JOBS_MAX, &jobs))
                 return ut_cli_usage_error(self, "--jobs '%s': use a number from 1 to %d", optarg, UT_TUNE_JOBS_MAX);
-            run.jobs = jobs;
+            run->jobs = jobs;
             break;
         }
         case OPT_SVG:
-            svg_path = optarg;
+            a->svg_path = optarg;
             break;
         case OPT_SVG_SESSION:
-            svg_session = optarg;
+            a->svg_session = optarg;
             break;
         case ':':
             return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
@@ -932,40 +939,22 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
     }
     if (optind >= argc)
         return ut_cli_usage_error(self, "missing PATH (a labelled session or a directory of them)");
-    if (svg_session && !svg_path)
+    if (a->svg_session && !a->svg_path)
         return ut_cli_usage_error(self, "--svg-session needs --svg FILE");
-    if (!grid_count(&run.grid))
+    if (!grid_count(&run->grid))
         return ut_cli_usage_error(self, "--grid: more than %d settings; give fewer values", UT_TUNE_SETTINGS_MAX);
-    run.nsettings = run.grid.nsettings + NREFS;
+    run->nsettings = run->grid.nsettings + NREFS;
+    a->first_path = optind;
+    return UT_CLI_OK;
+}
 
-    int rc = UT_CLI_FAILED;
-    ut_status st = UT_OK;
-    for (int i = optind; i < argc && st == UT_OK; i++) {
-        struct stat sb;
-        if (stat(argv[i], &sb) != 0) {
-            rc = ut_cli_usage_error(self, "cannot open %s: %s", argv[i], strerror(errno));
-            goto done;
-        }
-        st = S_ISDIR(sb.st_mode) ? add_directory(&run, argv[i]) : add_session(&run, argv[i]);
-    }
-    size_t svg_index = 0;
-    if (st == UT_OK && svg_session) {
-        while (svg_index < run.nsessions && strcmp(run.sessions[svg_index].name, svg_session) != 0 &&
-               strcmp(run.sessions[svg_index].path, svg_session) != 0)
-            svg_index++;
-        if (svg_index == run.nsessions) {
-            rc = ut_cli_usage_error(self, "--svg-session '%s': no such session among the PATHs", svg_session);
-            goto done;
-        }
-    }
-
-    /* Read every session and its truth, once. */
+/* Reads every session and its truth, once. */
+static ut_status tune_read_sessions(tune_run *run)
+{
     ut_rec_reader *reader = NULL;
-    if (st == UT_OK)
-        st = ut_rec_reader_new(&reader);
-    uint32_t nsettles = 0;
-    for (size_t i = 0; i < run.nsessions && st == UT_OK; i++) {
-        tune_session *s = &run.sessions[i];
+    ut_status st = ut_rec_reader_new(&reader);
+    for (size_t i = 0; i < run->nsessions && st == UT_OK; i++) {
+        tune_session *s = &run->sessions[i];
         st = ut_cli_input_load("tune", s->path, &s->input);
         if (st == UT_OK)
             st = read_truth(s, reader);
@@ -974,97 +963,179 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
                     s->path);
             st = UT_ENOENT;
         }
-        nsettles += s->nsettles;
     }
     ut_rec_reader_free(reader);
+    return st;
+}
+
+/* Finds the sessions the PATHs name and the one to plot, reads them and
+ * replays them under every setting. Returns an exit status. */
+static int tune_sessions(const ut_cli_command *self, tune_run *run, int argc, char **argv, tune_args *a)
+{
+    ut_status st = UT_OK;
+    for (int i = a->first_path; i < argc && st == UT_OK; i++) {
+        struct stat sb;
+        if (stat(argv[i], &sb) != 0)
+            return ut_cli_usage_error(self, "cannot open %s: %s", argv[i], strerror(errno));
+        st = S_ISDIR(sb.st_mode) ? add_directory(run, argv[i]) : add_session(run, argv[i]);
+    }
+    if (st == UT_OK && a->svg_session) {
+        size_t k = 0;
+        while (k < run->nsessions && strcmp(run->sessions[k].name, a->svg_session) != 0 &&
+               strcmp(run->sessions[k].path, a->svg_session) != 0)
+            k++;
+        if (k == run->nsessions)
+            return ut_cli_usage_error(self, "--svg-session '%s': no such session among the PATHs", a->svg_session);
+        a->svg_index = k;
+    }
     if (st == UT_OK)
-        st = run_grid(&run);
-    if (st != UT_OK) {
-        if (st == UT_ENOMEM)
-            fprintf(stderr, "uitrail tune: out of memory\n");
-        goto done;
-    }
-
-    /* Summaries: the grid's settings, then the reference rows. */
-    ut_tune_summary *rows = ut_calloc(run.nsettings, sizeof *rows);
-    unsigned *changed = ut_calloc(run.nsettings, sizeof *changed);
-    size_t *front = ut_calloc(run.nsettings, sizeof *front);
-    int64_t *scratch = ut_calloc(nsettles ? nsettles : 1, sizeof *scratch);
-    if (!rows || !changed || !front || !scratch) {
+        st = tune_read_sessions(run);
+    if (st == UT_OK)
+        st = run_grid(run);
+    if (st == UT_ENOMEM)
         fprintf(stderr, "uitrail tune: out of memory\n");
-    } else {
-        for (size_t k = 0; k < run.nsettings; k++) {
-            ut_stab_params p;
-            setting_params(&run, k, &p);
-            changed[k] = changed_from_defaults(&p);
-            summarize(&run, k, scratch, &rows[k]);
-        }
-        size_t nfront = ut_tune_pareto_front(rows, run.grid.nsettings, front);
-        size_t best = ut_tune_recommend(rows, changed, run.grid.nsettings);
+    return st == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
+}
 
-        printf("uitrail tune: %zu sessions, %u true settles, %zu settings of the uitrail model, %u jobs\n\n",
-               run.nsessions, nsettles, run.grid.nsettings, run.jobs);
-        printf("Pareto front over (premature sessions, missed settles, p95 latency), best first;\n"
-               "of settings with the same scores, the one closest to the defaults (ties: how many others):\n");
-        print_header(&run);
-        ut_stab_params p;
-        for (size_t i = 0; i < nfront;) {
-            size_t shown = front[i], j = i;
-            for (; j < nfront && ut_tune_summary_cmp(&rows[front[j]], &rows[front[i]]) == 0; j++) {
-                if (front[j] == best || (shown != best && changed[front[j]] < changed[shown]))
-                    shown = front[j];
-            }
-            setting_params(&run, shown, &p);
-            print_row(&run, shown == best ? "front *" : "front", j - i - 1, &rows[shown], &p);
-            i = j;
-        }
-        printf("\nFor comparison:\n");
-        print_header(&run);
-        setting_params(&run, run.grid.nsettings + REF_UITRAIL, &p);
-        print_row(&run, "default", 0, &rows[run.grid.nsettings + REF_UITRAIL], &p);
-        setting_params(&run, run.grid.nsettings + REF_DOMQUAKE, &p);
-        print_row(&run, "domquake", 0, &rows[run.grid.nsettings + REF_DOMQUAKE], &p);
-        setting_params(&run, best, &p);
-        print_row(&run, "recommend", 0, &rows[best], &p);
+/* The scores of every setting, the grid's and the reference rows. */
+typedef struct tune_scores {
+    ut_tune_summary *rows;
+    unsigned *changed; /* parameters changed from the defaults */
+    size_t *front;     /* the Pareto front, best first */
+    size_t nfront;
+    size_t best;       /* the recommended setting */
+} tune_scores;
 
-        printf("\n");
-        print_failures(&run, run.grid.nsettings + REF_UITRAIL, "Failures of the default");
-        print_failures(&run, run.grid.nsettings + REF_DOMQUAKE, "Failures of DOMQuake");
-        print_failures(&run, best, "Failures of the recommended");
-
-        printf("\nRecommended: ");
-        print_params(&p);
-        if (rows[best].premature_sessions > 0)
-            printf("Warning: every setting of the grid gives premature stable marks.\n");
-        ut_stab_params def;
-        ut_stab_params_defaults(&def);
-        if (changed[best] == 0) {
-            printf("It is the default setting (ut_stab_params_defaults).\n");
-        } else {
-            printf("It differs from the defaults (ut_stab_params_defaults) in:");
-            for (size_t i = 0; i < NPARAMS; i++)
-                if (param_get(&p, i) != param_get(&def, i))
-                    printf(" %s %g -> %g;", params[i].name, param_get(&def, i), param_get(&p, i));
-            printf("\n");
-        }
-        rc = UT_CLI_OK;
-        if (svg_path) {
-            char setting_name[512];
-            int n = snprintf(setting_name, sizeof setting_name, "recommended setting:");
-            for (size_t i = 0; i < NPARAMS_SHOWN && n > 0 && (size_t)n < sizeof setting_name; i++)
-                n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", params[i].name,
-                              param_get(&p, i));
-            rc = write_svg(&run.sessions[svg_index], &p, setting_name, svg_path);
-            if (rc == UT_CLI_OK)
-                printf("SVG plot of %s: %s\n", run.sessions[svg_index].name, svg_path);
-        }
+static ut_status tune_score(const tune_run *run, uint32_t nsettles, tune_scores *sc)
+{
+    sc->rows = ut_calloc(run->nsettings, sizeof *sc->rows);
+    sc->changed = ut_calloc(run->nsettings, sizeof *sc->changed);
+    sc->front = ut_calloc(run->nsettings, sizeof *sc->front);
+    int64_t *scratch = ut_calloc(nsettles ? nsettles : 1, sizeof *scratch);
+    if (!sc->rows || !sc->changed || !sc->front || !scratch) {
+        ut_free(scratch);
+        return UT_ENOMEM;
     }
-    ut_free(rows);
-    ut_free(changed);
-    ut_free(front);
+    for (size_t k = 0; k < run->nsettings; k++) {
+        ut_stab_params p;
+        setting_params(run, k, &p);
+        sc->changed[k] = changed_from_defaults(&p);
+        summarize(run, k, scratch, &sc->rows[k]);
+    }
     ut_free(scratch);
+    sc->nfront = ut_tune_pareto_front(sc->rows, run->grid.nsettings, sc->front);
+    sc->best = ut_tune_recommend(sc->rows, sc->changed, run->grid.nsettings);
+    return UT_OK;
+}
 
-done:
+static void tune_scores_free(tune_scores *sc)
+{
+    ut_free(sc->rows);
+    ut_free(sc->changed);
+    ut_free(sc->front);
+}
+
+/* The Pareto front, one row per score: of settings with the same scores,
+ * the recommended one or the closest to the defaults. */
+static void print_front(const tune_run *run, const tune_scores *sc)
+{
+    printf("Pareto front over (premature sessions, missed settles, p95 latency), best first;\n"
+           "of settings with the same scores, the one closest to the defaults (ties: how many others):\n");
+    print_header(run);
+    ut_stab_params p;
+    for (size_t i = 0; i < sc->nfront;) {
+        size_t shown = sc->front[i], j = i;
+        for (; j < sc->nfront && ut_tune_summary_cmp(&sc->rows[sc->front[j]], &sc->rows[sc->front[i]]) == 0; j++) {
+            if (sc->front[j] == sc->best || (shown != sc->best && sc->changed[sc->front[j]] < sc->changed[shown]))
+                shown = sc->front[j];
+        }
+        setting_params(run, shown, &p);
+        print_row(run, shown == sc->best ? "front *" : "front", j - i - 1, &sc->rows[shown], &p);
+        i = j;
+    }
+}
+
+/* The default, DOMQuake and recommended rows, their failures, and the
+ * recommended parameters (into `p`) against the defaults. */
+static void print_recommended(const tune_run *run, const tune_scores *sc, ut_stab_params *p)
+{
+    size_t ref_uitrail = run->grid.nsettings + REF_UITRAIL, ref_domquake = run->grid.nsettings + REF_DOMQUAKE;
+    printf("\nFor comparison:\n");
+    print_header(run);
+    setting_params(run, ref_uitrail, p);
+    print_row(run, "default", 0, &sc->rows[ref_uitrail], p);
+    setting_params(run, ref_domquake, p);
+    print_row(run, "domquake", 0, &sc->rows[ref_domquake], p);
+    setting_params(run, sc->best, p);
+    print_row(run, "recommend", 0, &sc->rows[sc->best], p);
+
+    printf("\n");
+    print_failures(run, ref_uitrail, "Failures of the default");
+    print_failures(run, ref_domquake, "Failures of DOMQuake");
+    print_failures(run, sc->best, "Failures of the recommended");
+
+    printf("\nRecommended: ");
+    print_params(p);
+    if (sc->rows[sc->best].premature_sessions > 0)
+        printf("Warning: every setting of the grid gives premature stable marks.\n");
+    ut_stab_params def;
+    ut_stab_params_defaults(&def);
+    if (sc->changed[sc->best] == 0) {
+        printf("It is the default setting (ut_stab_params_defaults).\n");
+    } else {
+        printf("It differs from the defaults (ut_stab_params_defaults) in:");
+        for (size_t i = 0; i < NPARAMS; i++)
+            if (param_get(p, i) != param_get(&def, i))
+                printf(" %s %g -> %g;", params[i].name, param_get(&def, i), param_get(p, i));
+        printf("\n");
+    }
+}
+
+/* Plots the chosen session under the recommended parameters `p`. */
+static int plot_recommended(tune_run *run, const tune_args *a, const ut_stab_params *p)
+{
+    char setting_name[512];
+    int n = snprintf(setting_name, sizeof setting_name, "recommended setting:");
+    for (size_t i = 0; i < NPARAMS_SHOWN && n > 0 && (size_t)n < sizeof setting_name; i++)
+        n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", params[i].name, param_get(p, i));
+    int rc = write_svg(&run->sessions[a->svg_index], p, setting_name, a->svg_path);
+    if (rc == UT_CLI_OK)
+        printf("SVG plot of %s: %s\n", run->sessions[a->svg_index].name, a->svg_path);
+    return rc;
+}
+
+/* Scores the settings and prints the report (and the plot). */
+static int tune_report(tune_run *run, const tune_args *a)
+{
+    uint32_t nsettles = 0;
+    for (size_t i = 0; i < run->nsessions; i++)
+        nsettles += run->sessions[i].nsettles;
+    tune_scores sc = {0};
+    if (tune_score(run, nsettles, &sc) != UT_OK) {
+        fprintf(stderr, "uitrail tune: out of memory\n");
+        tune_scores_free(&sc);
+        return UT_CLI_FAILED;
+    }
+    printf("uitrail tune: %zu sessions, %u true settles, %zu settings of the uitrail model, %u jobs\n\n",
+           run->nsessions, nsettles, run->grid.nsettings, run->jobs);
+    print_front(run, &sc);
+    ut_stab_params p;
+    print_recommended(run, &sc, &p);
+    int rc = a->svg_path ? plot_recommended(run, a, &p) : UT_CLI_OK;
+    tune_scores_free(&sc);
+    return rc;
+}
+
+static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
+{
+    tune_run run = {0};
+    tune_args a;
+    int rc = tune_parse(self, argc, argv, &run, &a);
+    if (rc != UT_CLI_OK)
+        return rc;
+    rc = tune_sessions(self, &run, argc, argv, &a);
+    if (rc == UT_CLI_OK)
+        rc = tune_report(&run, &a);
     if (fflush(stdout) != 0 && rc == UT_CLI_OK) {
         fprintf(stderr, "uitrail tune: writing the output failed: %s\n", strerror(errno));
         rc = UT_CLI_FAILED;
