@@ -21,18 +21,6 @@
 static const char ELLIPSIS[] = "\xE2\x80\xA6"; /* U+2026 */
 static const char ARROW[] = " \xE2\x86\x92 "; /* " → " */
 
-static const char *const ctx_kind_names[UT_CTX__COUNT] = {
-    [UT_CTX_NONE] = "", [UT_CTX_ROW] = "row", [UT_CTX_TOOLBAR] = "toolbar",
-    [UT_CTX_GROUP] = "group", [UT_CTX_DIALOG] = "dialog", [UT_CTX_MENU] = "menu",
-    [UT_CTX_TABLIST] = "tablist", [UT_CTX_FORM] = "form", [UT_CTX_NAVIGATION] = "navigation",
-    [UT_CTX_REGION] = "region", [UT_CTX_LIST] = "list",
-};
-
-static const char *const how_names[UT_NAV__COUNT] = {
-    [UT_NAV_LOAD] = "load", [UT_NAV_RELOAD] = "reload", [UT_NAV_PUSH] = "push",
-    [UT_NAV_REPLACE] = "replace", [UT_NAV_POP] = "pop", [UT_NAV_HASH] = "hash",
-};
-
 /* How a navigation reads in a text trace: a full load needs no word; the
  * history API's words mean little to an assistant, so say what the user
  * saw. */
@@ -42,23 +30,11 @@ static const char *const how_labels[UT_NAV__COUNT] = {
     [UT_NAV_HASH] = " (in-page anchor)",
 };
 
-static const char *const level_names[] = {
-    [UT_LEVEL_NONE] = "", [UT_LEVEL_ERROR] = "error", [UT_LEVEL_WARNING] = "warning",
-    [UT_LEVEL_INFO] = "info",
-};
-
-static const char *const sort_names[UT_SORT__COUNT] = {
-    [UT_SORT_UNSET] = "", [UT_SORT_NONE] = "none", [UT_SORT_ASCENDING] = "ascending",
-    [UT_SORT_DESCENDING] = "descending", [UT_SORT_OTHER] = "other",
-};
-
 /* How a column header's sort order reads after a click on it. */
 static const char *const sort_labels[UT_SORT__COUNT] = {
     [UT_SORT_UNSET] = "", [UT_SORT_NONE] = " (not sorted)", [UT_SORT_ASCENDING] = " (sorted ascending)",
     [UT_SORT_DESCENDING] = " (sorted descending)", [UT_SORT_OTHER] = " (sorted)",
 };
-
-static const char *const state_words[] = {"checked", "expanded", "selected", "pressed"};
 
 static const char *enum_name(const char *const *names, size_t n, unsigned v)
 {
@@ -223,15 +199,14 @@ static const char *page_state_name(const ut_stab_status *st)
  * tell a collapsed section from one whose state is unknown. */
 static void put_state(ut_buf *out, uint8_t set, uint8_t on)
 {
-    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
     bool first = true;
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
         if (!(set & (1u << i)))
             continue;
         ut_buf_append_cstr(out, first ? " (" : ", ");
         if (!(on & (1u << i)))
             ut_buf_append_cstr(out, "not ");
-        ut_buf_append_cstr(out, words[i]);
+        ut_buf_append_cstr(out, ut_state_names[i]);
         first = false;
     }
     if (!first)
@@ -243,7 +218,7 @@ static void put_ctx(ut_buf *out, const ut__entry *en)
     ut_str list = ut__entry_field(en, UT__F_CTX), item;
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE || list.len == 0)
         return;
-    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
     clip c = {out, UT_CTX_PRINT_MAX_CHARS, false};
     bool first = true;
     while (ut__list_next(&list, &item)) {
@@ -270,7 +245,7 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
 {
     ut_buf_append_cstr(out, alert_word(role));
     if (level != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, level));
+        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, level));
     ut_buf_append(out, " ", 1);
     put_quoted(out, text);
 }
@@ -318,9 +293,9 @@ static void put_trusted(ut_buf *out, const ut__entry *en)
 /* The word of a burst's one state bit: "checked", "not checked". */
 static void put_state_word(ut_buf *out, uint8_t bit, bool on)
 {
-    for (unsigned i = 0; i < 4; i++)
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++)
         if (bit == (1u << i))
-            ut_buf_printf(out, "%s%s", on ? "" : "not ", state_words[i]);
+            ut_buf_printf(out, "%s%s", on ? "" : "not ", ut_state_names[i]);
 }
 
 static void put_click(ut_buf *out, const ut__entry *en)
@@ -409,7 +384,7 @@ static void put_app(ut_buf *out, const ut__entry *en)
 {
     ut_buf_append_cstr(out, "app event");
     if (en->detail != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, en->detail));
+        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, en->detail));
     ut_buf_append(out, " ", 1);
     put_quoted(out, ut__entry_field(en, UT__F_NAME));
     ut_str text = ut__entry_field(en, UT__F_TEXT);
@@ -598,7 +573,7 @@ static void json_ctx(ut_buf *out, const ut__entry *en)
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
     if (en->ctx_kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (bool first = true; ut__list_next(&list, &item); first = false) {
@@ -618,16 +593,15 @@ static void json_ctx(ut_buf *out, const ut__entry *en)
 
 static void json_state(ut_buf *out, uint8_t set, uint8_t on)
 {
-    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
     if (!set)
         return;
     json_key(out, "state");
     ut_buf_append(out, "{", 1);
     bool first = true;
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
         if (!(set & (1u << i)))
             continue;
-        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", words[i],
+        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", ut_state_names[i],
                       on & (1u << i) ? "true" : "false");
         first = false;
     }
@@ -662,7 +636,7 @@ static void json_outcome(ut_buf *out, const ut__entry *en)
         ut_buf_append_cstr(out, "{\"kind\":\"alert\"");
         json_str_field(out, "role", role);
         if (en->outcome_detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->outcome_detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->outcome_detail)));
         json_str_field(out, "text", text);
         break;
     case UT__OUT_CHANGED: ut_buf_append_cstr(out, "{\"kind\":\"page_changed\""); break;
@@ -702,7 +676,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_ctx(out, en);
         json_state(out, en->state_set, en->state_on);
         if (en->sort != UT_SORT_UNSET)
-            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, en->sort)));
+            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, en->sort)));
         json_trusted(out, en);
         ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
                       sens ? "true" : "false", en->count,
@@ -750,7 +724,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
     case UT__E_APP: {
         json_str_field(out, "name", name);
         if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
         json_str_field(out, "text", text);
         json_key(out, "data");
         ut_buf_append(out, "{", 1);
@@ -768,7 +742,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
     case UT__E_ALERT:
         json_str_field(out, "role", role);
         if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
         json_str_field(out, "text", text);
         break;
     case UT__E_DIALOG_OPEN:
@@ -780,7 +754,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_str_field(out, "text", text);
         break;
     case UT__E_NAV:
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, en->detail)));
         json_str_field(out, "url", text);
         json_str_field(out, "path", ut__url_path(text));
         json_str_field(out, "title", name);
@@ -891,7 +865,7 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
     if (ctx->kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, ctx->kind));
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, ctx->kind));
     if (ctx->kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (uint32_t i = 0; i < ctx->ncells && i < UT_CTX_CELLS_MAX; i++) {
@@ -919,7 +893,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     case UT_KIND_NAV:
         json_str_field(out, "url", ev->url);
         json_str_field(out, "title", ev->title);
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, ev->how)));
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, ev->how)));
         if (ev->has_tz)
             ut_buf_printf(out, ",\"tz\":%" PRId32, ev->tz_min);
         break;
@@ -937,7 +911,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
                 json_event_ctx(out, &ev->ctx);
             json_state(out, ev->state_set, ev->state_on);
             if (ev->sort != UT_SORT_UNSET)
-                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, ev->sort)));
+                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, ev->sort)));
             break;
         }
         if (ev->has_value && !ev->sens)
@@ -951,7 +925,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         json_str_field(out, "role", ev->role);
         json_str_field(out, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
         break;
     case UT_KIND_DIALOG:
         ut_buf_printf(out, ",\"state\":\"%s\"", ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close");
@@ -982,7 +956,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         if (ev->text.len)
             json_str_field(out, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
         json_key(out, "data");
         ut_buf_append(out, "{", 1);
         for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {

@@ -42,12 +42,6 @@ static const param_desc stab_params[] = {
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The stability model by name, as recorded. */
-static const char *const stab_model_names[] = {
-    [UT_STAB_MODEL_UITRAIL] = "uitrail",
-    [UT_STAB_MODEL_DOMQUAKE] = "domquake",
-};
-
 /* ---- Packing ---- */
 
 static void pack_cstr(msgpack_packer *pk, const char *s)
@@ -139,8 +133,7 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
         pack_cstr(&pk, "stab");
         msgpack_pack_map(&pk, COUNT_OF(stab_params) + 1);
         pack_cstr(&pk, "model");
-        pack_cstr(&pk, (unsigned)c->stab.model < COUNT_OF(stab_model_names)
-                           ? stab_model_names[c->stab.model] : "unknown");
+        pack_cstr(&pk, ut_stab_model_name(c->stab.model));
         pack_params(&pk, stab_params, COUNT_OF(stab_params), &c->stab);
     }
 
@@ -308,9 +301,9 @@ static bool parse_stab(const msgpack_object *o, ut_stab_params *stab)
         const msgpack_object *val = &o->via.map.ptr[i].val;
         if (obj_is_str(key, "model")) {
             size_t m = 0;
-            while (m < COUNT_OF(stab_model_names) && !obj_is_str(val, stab_model_names[m]))
+            while (m < UT_STAB_MODEL__COUNT && !obj_is_str(val, ut_stab_model_name((ut_stab_model)m)))
                 m++;
-            if (m == COUNT_OF(stab_model_names))
+            if (m == UT_STAB_MODEL__COUNT)
                 return false;
             stab->model = (ut_stab_model)m;
         } else if (!parse_param(stab_params, COUNT_OF(stab_params), stab, key, val)) {

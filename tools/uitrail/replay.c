@@ -372,10 +372,9 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
             a->debounce_given = true;
             break;
         case OPT_MODEL:
-            if (strcmp(optarg, "uitrail") == 0)
-                ut_stab_params_defaults_for(&a->cfg.stab, UT_STAB_MODEL_UITRAIL);
-            else if (strcmp(optarg, "domquake") == 0)
-                ut_stab_params_defaults_for(&a->cfg.stab, UT_STAB_MODEL_DOMQUAKE);
+            ut_stab_model model;
+            if (ut_stab_model_from_name(optarg, &model) == UT_OK)
+                ut_stab_params_defaults_for(&a->cfg.stab, model);
             else
                 return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
             a->model_given = true;
