@@ -177,21 +177,6 @@ static void print_error(const response *r)
     json_decref(doc);
 }
 
-/* Appends `s` percent-encoded as one path segment or query value. */
-static void append_escaped(ut_buf *out, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-            ut_buf_append(out, p, 1);
-        } else {
-            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            ut_buf_append(out, esc, 3);
-        }
-    }
-}
-
 enum { OPT_RUNTIME_DIR = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_TIMEOUT, OPT_JSON };
 
 #define RUNTIME_DIR_OPTION {"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR}
@@ -247,7 +232,7 @@ static int run_trace(const ut_cli_command *self, int argc, char **argv)
         return UT_CLI_FAILED;
     ut_buf target = UT_BUF_INIT;
     ut_buf_append_cstr(&target, "/v1/tabs/");
-    append_escaped(&target, argv[optind]);
+    ut_cli_append_escaped(&target, argv[optind]);
     ut_buf_printf(&target, "/trace?format=%s&limit=%u&max_tokens=%u&framed=%d", format, limit,
                   max_tokens, framed ? 1 : 0);
     response r;
@@ -395,7 +380,7 @@ static int run_wait(const ut_cli_command *self, int argc, char **argv)
         timeout_ms -= slice;
         ut_buf target = UT_BUF_INIT;
         ut_buf_append_cstr(&target, "/v1/tabs/");
-        append_escaped(&target, argv[optind]);
+        ut_cli_append_escaped(&target, argv[optind]);
         ut_buf_printf(&target, "/stable?wait_ms=%u", slice);
         response r;
         bool ok = !target.oom && http_get(&cl, target.data, &r);

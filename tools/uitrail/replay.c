@@ -385,10 +385,8 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
                                           "milliseconds since the epoch", optarg);
             r->has_at = true;
             break;
-        case ':':
-            return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ut_cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+            return ut_cli_option_error(self, opt, argv);
         }
     }
     if (optind >= argc)

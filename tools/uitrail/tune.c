@@ -931,10 +931,8 @@ static int tune_parse(const ut_cli_command *self, int argc, char **argv, tune_ru
         case OPT_SVG_SESSION:
             a->svg_session = optarg;
             break;
-        case ':':
-            return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ut_cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+            return ut_cli_option_error(self, opt, argv);
         }
     }
     if (optind >= argc)
