@@ -19,10 +19,6 @@
 #include "uitrail/record.h"
 #include "uitrail/wire.h"
 
-/* What note_tab stops the drive with once an event is past --at. Nothing
- * else in a drive returns it, so it means "reached", not a failure. */
-#define REPLAY_REACHED_AT UT_EAGAIN
-
 typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_MARKS } output_format;
 
 /* The tabs of the stream in order of first appearance (owned copies), with
@@ -114,15 +110,12 @@ static ut_status tab_order_note(tab_order *t, ut_str tab)
     return UT_OK;
 }
 
-/* Remembers each event's tab before the drive applies it, and stops the
- * drive at the first event past --at. */
+/* Remembers each event's tab before the drive applies it. */
 static ut_status note_tab(void *ud, const ut_event *ev)
 {
     replay *r = ud;
     if (r->fatal != UT_OK)
         return r->fatal;
-    if (r->has_at && (ev->rt_us ? ev->rt_us : ev->time_us) > r->at_us)
-        return REPLAY_REACHED_AT;
     return tab_order_note(&r->tabs, ev->tab);
 }
 
@@ -450,13 +443,11 @@ static bool replay_recorded_config(const replay *r, replay_args *a, replay_sourc
 static ut_status replay_drive(replay *r, replay_source *src)
 {
     ut_cli_drive drive = {.command = "replay", .path = r->path, .engine = r->engine, .before_event = note_tab,
-                          .ud = r};
+                          .ud = r, .has_until = r->has_at, .until_us = r->at_us};
     ut_status input = ut_cli_drive_begin(&drive);
     if (input == UT_OK)
         input = src->whole ? ut_cli_drive_input(&drive, &src->input, src->reader)
                            : ut_cli_drive_file(&drive, src->in);
-    if (input == REPLAY_REACHED_AT)
-        input = UT_OK;
     if (input != UT_ENOMEM) {
         if (r->has_at)
             ut_engine_advance(r->engine, r->at_us);
