@@ -46,16 +46,6 @@ static ut__dialog *dialog_new(const ut_event *ev)
     return d;
 }
 
-void ut__dialogs_free(ut__tab *t)
-{
-    for (ut__dialog *d = t->dialogs, *next; d; d = next) {
-        next = d->next;
-        ut_free(d);
-    }
-    t->dialogs = NULL;
-    t->ndialogs = 0;
-}
-
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__dialog *fresh = dialog_new(ev);

@@ -44,11 +44,18 @@ void ut__tab_free(ut__tab *t)
     ut__reorder_free(&t->reorder);
     ut_stab_free(t->stab);
     ut_free(t->page);
+    ut__dialogs_free(t);
+    ut_free(t);
+}
+
+void ut__dialogs_free(ut__tab *t)
+{
     for (ut__dialog *d = t->dialogs, *next; d; d = next) {
         next = d->next;
         ut_free(d);
     }
-    ut_free(t);
+    t->dialogs = NULL;
+    t->ndialogs = 0;
 }
 
 void ut__tabs_init(ut__tabs *tt)
