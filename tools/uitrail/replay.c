@@ -364,14 +364,14 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
                                           UT_DEBOUNCE_MAX_MS);
             a->debounce_given = true;
             break;
-        case OPT_MODEL:
+        case OPT_MODEL: {
             ut_stab_model model;
-            if (ut_stab_model_from_name(optarg, &model) == UT_OK)
-                ut_stab_params_defaults_for(&a->cfg.stab, model);
-            else
+            if (ut_stab_model_from_name(optarg, &model) != UT_OK)
                 return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
+            ut_stab_params_defaults_for(&a->cfg.stab, model);
             a->model_given = true;
             break;
+        }
         case OPT_AT:
             if (!parse_at(optarg, &r->at_us))
                 return ut_cli_usage_error(self, "--at '%s': use an ISO 8601 UTC time like 2024-05-14T13:31:58Z or "
