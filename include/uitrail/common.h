@@ -97,4 +97,22 @@ static inline ut_str ut_buf_str(const ut_buf *b)
     return (ut_str){b->data, b->len};
 }
 
+/* Cuts `b` back to its first `len` bytes (len <= b->len; a larger `len`
+ * leaves `b` as it is). `oom` is untouched. */
+void ut_buf_truncate(ut_buf *b, size_t len);
+
+/* A transaction over a buffer: appends kept together or not at all, so
+ * that no caller ever sees half an entry. ut_buf_begin notes where `b`
+ * ends and clears `oom`; ut_buf_end keeps what was appended when every
+ * append succeeded and `st` is UT_OK, and otherwise cuts `b` back to the
+ * mark. Either way `oom` is left as it was before the transaction.
+ * Returns UT_ENOMEM when an append failed, else `st`. */
+typedef struct ut_buf_mark {
+    size_t len;
+    bool oom;
+} ut_buf_mark;
+
+ut_buf_mark ut_buf_begin(ut_buf *b);
+ut_status ut_buf_end(ut_buf *b, ut_buf_mark m, ut_status st);
+
 #endif

@@ -73,8 +73,10 @@ enum {
     UT_STATE_SELECTED = 1u << 2,
     UT_STATE_PRESSED = 1u << 3,
 };
+#define UT_STATE__COUNT 4
 
 typedef enum ut_level { UT_LEVEL_NONE, UT_LEVEL_ERROR, UT_LEVEL_WARNING, UT_LEVEL_INFO } ut_level;
+#define UT_LEVEL__COUNT (UT_LEVEL_INFO + 1)
 typedef enum ut_dialog_state { UT_DIALOG_OPEN, UT_DIALOG_CLOSE } ut_dialog_state;
 
 /* A column header's aria-sort after a click (click `sort`). */
@@ -187,5 +189,16 @@ ut_status ut_text_clean(ut_str in, size_t max_bytes, ut_buf *out);
  * characters: the byte length of its first `max_chars` characters, or
  * s.len when it has no more than that. */
 size_t ut_utf8_prefix_chars(ut_str s, size_t max_chars);
+
+/* The protocol's words for the fields above (protocol §1): one table each,
+ * indexed by the enum (ut_state_names by bit: entry i names 1 << i) and
+ * NULL-terminated; "" for a value no record spells (UT_CTX_NONE,
+ * UT_LEVEL_NONE, UT_SORT_UNSET). The validator, the packer and the
+ * serializers all read these (src/core/vocab.c). */
+extern const char *const ut_nav_how_names[UT_NAV__COUNT + 1];
+extern const char *const ut_ctx_kind_names[UT_CTX__COUNT + 1];
+extern const char *const ut_level_names[UT_LEVEL__COUNT + 1];
+extern const char *const ut_state_names[UT_STATE__COUNT + 1];
+extern const char *const ut_sort_names[UT_SORT__COUNT + 1];
 
 #endif

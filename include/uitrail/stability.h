@@ -16,7 +16,13 @@ typedef enum ut_page_state { UT_PAGE_STABLE, UT_PAGE_CHANGING } ut_page_state;
 typedef enum ut_stab_model {
     UT_STAB_MODEL_UITRAIL,  /* the default: DOMQuake improved (README) */
     UT_STAB_MODEL_DOMQUAKE, /* the published DOMQuake model, for comparison */
+    UT_STAB_MODEL__COUNT
 } ut_stab_model;
+
+/* A model's name ("uitrail", "domquake"; "unknown" out of range), and the
+ * model a name means (UT_EINVAL for none), for options and recordings. */
+const char *ut_stab_model_name(ut_stab_model m);
+ut_status ut_stab_model_from_name(const char *name, ut_stab_model *out);
 
 /* Every tunable of the scorer. ut_stab_params_defaults documents each
  * default; the daemon's options and `uitrail tune` set them. */

@@ -3,6 +3,7 @@
  * at the top of engine.c). */
 #include "clicks.h"
 
+#include <assert.h>
 #include <string.h>
 
 ut__entry **ut__find_entry(const ut__tab *t, uint32_t id)
@@ -52,11 +53,20 @@ void ut__mark_responded(ut__tab *t)
         t->pending_responded = true;
 }
 
+/* Whether `s` points into the text of `en` (for the assertions). */
+static inline bool points_into(const ut__entry *en, ut_str s)
+{
+    uintptr_t begin = (uintptr_t)en->text, at = (uintptr_t)s.ptr;
+    return at >= begin && at < begin + en->off[UT__F__COUNT];
+}
+
 /* Sets the outcome of the click in `slot` with its text fields (which must
  * not point into the entry). */
 ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
                           ut_str text, uint8_t detail)
 {
+    assert(!points_into(*slot, role) && !points_into(*slot, text) &&
+           "outcome text must not point into the entry it rebuilds");
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_OUT_ROLE] = role;
     fields[UT__F_OUT_TEXT] = text;
@@ -189,28 +199,40 @@ static ut_status rage_fold(ut__tab *t)
     return UT_OK;
 }
 
-/* A click on the newest entry's element: within the debounce time of the
- * previous click on it, or completing a rage streak, it folds into that
- * entry. Returns UT_EAGAIN when it must make an entry of its own. */
-static ut_status click_repeat(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+/* What a click on the newest entry's element does to that entry. */
+typedef enum click_fold {
+    FOLD_NONE,     /* nothing: the click makes an entry of its own */
+    FOLD_ABSORB,   /* a repeat on a burst's latest member, within the debounce time */
+    FOLD_DEBOUNCE, /* within the debounce time of the previous click on it */
+    FOLD_RAGE,     /* completes a rage streak */
+} click_fold;
+
+static click_fold click_fold_of(const ut_engine *e, const ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__entry **slot = ut__ring_newest(&t->ring, 0);
     if (!slot || !is_click_entry(*slot) || !ut_str_eq(ut__entry_field(*slot, UT__F_EL), ev->el))
-        return UT_EAGAIN;
-    ut__entry *en = *slot;
-    bool debounced = now - en->last_us <= (int64_t)e->cfg.debounce_ms * US_PER_MS;
-    if (en->kind == UT__E_BURST) {
-        /* A repeat on a burst's latest member is absorbed; anything else
-         * about that element is a click of its own. */
-        if (!debounced)
-            return UT_EAGAIN;
+        return FOLD_NONE;
+    bool debounced = now - (*slot)->last_us <= (int64_t)e->cfg.debounce_ms * US_PER_MS;
+    /* Anything but a debounced repeat on a burst's latest member is a
+     * click of its own. */
+    if ((*slot)->kind == UT__E_BURST)
+        return debounced ? FOLD_ABSORB : FOLD_NONE;
+    if (rage_recent(t, now) + 1 >= UT_RAGE_MIN_CLICKS)
+        return FOLD_RAGE;
+    return debounced ? FOLD_DEBOUNCE : FOLD_NONE;
+}
+
+/* Folds the click into the newest entry the way `how` (not FOLD_NONE)
+ * says. */
+static ut_status click_fold_in(ut__tab *t, const ut_event *ev, int64_t now, click_fold how)
+{
+    assert(how != FOLD_NONE);
+    ut__entry *en = *ut__ring_newest(&t->ring, 0);
+    if (how == FOLD_ABSORB) {
         en->last_us = now;
         return UT_OK;
     }
-    bool rage = rage_recent(t, now) + 1 >= UT_RAGE_MIN_CLICKS;
-    if (!debounced && !rage)
-        return UT_EAGAIN;
-    if (rage) {
+    if (how == FOLD_RAGE) {
         /* Fold first: it is the only step that can fail. */
         ut_status st = rage_fold(t);
         if (st != UT_OK)
@@ -310,40 +332,62 @@ static ut_status burst_add(ut_engine *e, ut__tab *t, ut__entry **slot, const ut_
     return UT_OK;
 }
 
-/* Burst coalescing: the click extends the newest entry when that is a
- * burst of its role and context, or turns the UT_BURST_MIN_CLICKS - 1
- * newest click entries and itself into one burst entry (at the position
- * and time of the oldest), so that a run of filter chips takes one ring
- * slot. Returns UT_EAGAIN when the click is not part of a burst. */
-static ut_status click_burst(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+enum { BURST_PRIOR = UT_BURST_MIN_CLICKS - 1 }; /* click entries a new burst takes in */
+
+/* Burst coalescing, so that a run of filter chips takes one ring slot:
+ * the click extends the newest entry when that is a burst of its role and
+ * context (burst_to_extend), or turns the BURST_PRIOR newest click entries
+ * and itself into one burst entry at the position and time of the oldest
+ * (burst_prior, burst_make). */
+
+/* The newest entry if the click may join a burst there: a click of a burst
+ * context, within the burst window of that entry. */
+static ut__entry **burst_newest(const ut__tab *t, const ut_event *ev, int64_t now)
 {
-    enum { PRIOR = UT_BURST_MIN_CLICKS - 1 };
     if (ev->sens || !burst_context(ev->ctx.kind))
-        return UT_EAGAIN;
+        return NULL;
     ut__entry **newest = ut__ring_newest(&t->ring, 0);
     if (!newest || now - (*newest)->last_us > BURST_WINDOW_US)
-        return UT_EAGAIN;
-    if ((*newest)->kind == UT__E_BURST) {
-        if (!same_role_and_context(*newest, ev) || burst_has_member(*newest, ev->el))
-            return UT_EAGAIN;
-        return burst_add(e, t, newest, ev, now);
-    }
+        return NULL;
+    return newest;
+}
 
-    ut__entry *prior[PRIOR]; /* prior[0] is the newest */
-    for (uint32_t i = 0; i < PRIOR; i++) {
+/* The newest entry if it is a burst the click extends: same role and
+ * context, an element not yet a member. */
+static ut__entry **burst_to_extend(ut__entry **newest, const ut_event *ev)
+{
+    if ((*newest)->kind != UT__E_BURST || !same_role_and_context(*newest, ev) ||
+        burst_has_member(*newest, ev->el))
+        return NULL;
+    return newest;
+}
+
+/* Whether the BURST_PRIOR newest entries are clicks of the click's role
+ * and context, on distinct elements other than its own, each within the
+ * burst window of the next; fills `prior` (prior[0] the newest). */
+static bool burst_prior(const ut__tab *t, const ut_event *ev, ut__entry *prior[BURST_PRIOR])
+{
+    for (uint32_t i = 0; i < BURST_PRIOR; i++) {
         ut__entry **slot = ut__ring_newest(&t->ring, i);
         if (!slot || (*slot)->kind != UT__E_CLICK || !same_role_and_context(*slot, ev))
-            return UT_EAGAIN;
+            return false;
         prior[i] = *slot;
         if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ev->el))
-            return UT_EAGAIN;
+            return false;
         for (uint32_t j = 0; j < i; j++)
             if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ut__entry_field(prior[j], UT__F_EL)))
-                return UT_EAGAIN;
+                return false;
         if (i > 0 && prior[i - 1]->time_us - prior[i]->last_us > BURST_WINDOW_US)
-            return UT_EAGAIN;
+            return false;
     }
+    return true;
+}
 
+/* Replaces the `prior` click entries by one burst of them and the click. */
+static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now,
+                            ut__entry *const prior[BURST_PRIOR])
+{
+    enum { PRIOR = BURST_PRIOR };
     /* The burst's outcome is the first one its clicks had. */
     const ut__entry *with_outcome = NULL;
     for (uint32_t i = PRIOR; i-- > 0;)
@@ -404,12 +448,15 @@ static ut_status click_burst(ut_engine *e, ut__tab *t, const ut_event *ev, int64
 
 ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
-    ut_status st = click_repeat(e, t, ev, now);
-    if (st != UT_EAGAIN)
-        return st;
-    st = click_burst(e, t, ev, now);
-    if (st != UT_EAGAIN)
-        return st;
+    click_fold fold = click_fold_of(e, t, ev, now);
+    if (fold != FOLD_NONE)
+        return click_fold_in(t, ev, now, fold);
+    ut__entry **newest = burst_newest(t, ev, now);
+    if (newest && burst_to_extend(newest, ev))
+        return burst_add(e, t, newest, ev, now);
+    ut__entry *prior[BURST_PRIOR];
+    if (newest && burst_prior(t, ev, prior))
+        return burst_make(e, t, ev, now, prior);
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_ROLE] = ev->role;
     fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;

@@ -81,6 +81,31 @@ void ut_buf_reset(ut_buf *b)
         b->data[0] = '\0';
 }
 
+void ut_buf_truncate(ut_buf *b, size_t len)
+{
+    if (b->data && len <= b->len) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
+ut_buf_mark ut_buf_begin(ut_buf *b)
+{
+    ut_buf_mark m = {b->len, b->oom};
+    b->oom = false;
+    return m;
+}
+
+ut_status ut_buf_end(ut_buf *b, ut_buf_mark m, ut_status st)
+{
+    if (b->oom && st == UT_OK)
+        st = UT_ENOMEM;
+    if (st != UT_OK)
+        ut_buf_truncate(b, m.len);
+    b->oom = m.oom;
+    return st;
+}
+
 ut_status ut_buf_reserve(ut_buf *b, size_t extra)
 {
     if (extra > SIZE_MAX - b->len - 1) {

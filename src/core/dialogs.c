@@ -4,6 +4,7 @@
 
 #include "clicks.h"
 
+#include <assert.h>
 #include <string.h>
 
 static ut__dialog **dialog_find(ut__tab *t, ut_str el)
@@ -45,16 +46,6 @@ static ut__dialog *dialog_new(const ut_event *ev)
     return d;
 }
 
-void ut__dialogs_free(ut__tab *t)
-{
-    for (ut__dialog *d = t->dialogs, *next; d; d = next) {
-        next = d->next;
-        ut_free(d);
-    }
-    t->dialogs = NULL;
-    t->ndialogs = 0;
-}
-
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__dialog *fresh = dialog_new(ev);
@@ -92,6 +83,7 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
     ut__mark_responded(t);
     fresh->next = t->dialogs;
     t->dialogs = fresh;
+    assert(t->ndialogs <= UT_DIALOGS_OPEN_MAX);
     if (++t->ndialogs > UT_DIALOGS_OPEN_MAX) {
         ut__dialog **last = &t->dialogs;
         while ((*last)->next)

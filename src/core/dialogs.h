@@ -6,8 +6,6 @@
 
 #include "engine_internal.h"
 
-/* Forgets every dialog `t` has open (the page went away). */
-void ut__dialogs_free(ut__tab *t);
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now);
 ut_status ut__apply_dialog_close(ut__tab *t, const ut_event *ev, int64_t now);
 

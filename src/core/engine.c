@@ -18,18 +18,10 @@
 
 #include "clicks.h"
 #include "dialogs.h"
+#include "num.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
 
 /* ---- Configuration ---- */
 
@@ -235,14 +227,14 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
 {
     int64_t due = t->stab ? ut_stab_next_deadline(t->stab) : INT64_MAX;
     if (t->pending && tab_has_mutations(t)) {
-        int64_t dead = add_sat(t->pending_last_us, DEAD_CLICK_US);
+        int64_t dead = ut__add_sat(t->pending_last_us, DEAD_CLICK_US);
         if (t->unload_answers_pending && t->unloaded)
-            dead = add_sat(t->unload_us, UNLOAD_WINDOW_US);
+            dead = ut__add_sat(t->unload_us, UNLOAD_WINDOW_US);
         if (dead < due)
             due = dead;
     }
     if (due != INT64_MAX)
-        due = add_sat(add_sat(due, tab_timer_lag_us(e, t)), -t->offset_us);
+        due = ut__add_sat(ut__add_sat(due, tab_timer_lag_us(e, t)), -t->offset_us);
     int64_t release = ut__reorder_deadline(&t->reorder, t->offset_us, (int64_t)e->cfg.reorder_ms * US_PER_MS);
     if (release < due)
         due = release;
@@ -253,10 +245,10 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
  * `now` (sender time), claiming a dead click when the rules allow. */
 static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
 {
-    if (!t->pending || now < add_sat(t->pending_last_us, DEAD_CLICK_US))
+    if (!t->pending || now < ut__add_sat(t->pending_last_us, DEAD_CLICK_US))
         return;
     /* A click whose page went away waits for the next page instead. */
-    if (t->unloaded && t->unload_answers_pending && now < add_sat(t->unload_us, UNLOAD_WINDOW_US))
+    if (t->unloaded && t->unload_answers_pending && now < ut__add_sat(t->unload_us, UNLOAD_WINDOW_US))
         return;
     t->pending = false;
     ut__entry **slot = ut__find_entry(t, t->pending_id);
@@ -318,16 +310,16 @@ void ut_engine_advance(ut_engine *e, int64_t now_us)
         if (!tab_release(e, t))
             continue; /* a held close removed the tab */
         /* Held events are later than this (else they would have gone). */
-        tab_run_due(e, t, add_sat(add_sat(clock, t->offset_us), -tab_timer_lag_us(e, t)));
+        tab_run_due(e, t, ut__add_sat(ut__add_sat(clock, t->offset_us), -tab_timer_lag_us(e, t)));
         tab_account(e, t);
         tab_schedule(e, t);
         /* A scorer that still reports a due mark after advancing past it
          * must not spin this loop: look again at the next advance. */
         if (t->deadline <= clock)
-            ut__tabs_set_deadline(&e->tabs, t, add_sat(clock, 1));
+            ut__tabs_set_deadline(&e->tabs, t, ut__add_sat(clock, 1));
     }
     int64_t idle_us = (int64_t)e->cfg.idle_ms * US_PER_MS;
-    while ((t = e->tabs.lru_tail) && add_sat(t->last_engine_us, idle_us) <= clock) {
+    while ((t = e->tabs.lru_tail) && ut__add_sat(t->last_engine_us, idle_us) <= clock) {
         e->stats.evicted_idle++;
         tab_drop(e, t, true);
     }
@@ -341,7 +333,7 @@ int64_t ut_engine_next_deadline(const ut_engine *e)
     if (t)
         due = t->deadline;
     if (e->tabs.lru_tail) {
-        int64_t idle = add_sat(e->tabs.lru_tail->last_engine_us, (int64_t)e->cfg.idle_ms * US_PER_MS);
+        int64_t idle = ut__add_sat(e->tabs.lru_tail->last_engine_us, (int64_t)e->cfg.idle_ms * US_PER_MS);
         if (idle < due)
             due = idle;
     }
@@ -714,7 +706,7 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         t->reorder.disorder = true;
     if (ev->has_seq)
         ut__seqwin_mark(&t->seqwin, ev->seq);
-    t->offset_us = add_sat(ev->time_us, -engine_t);
+    t->offset_us = ut__add_sat(ev->time_us, -engine_t);
     t->reorder.last_had_seq = ev->has_seq;
     t->last_engine_us = e->clock_us;
     ut__tabs_touch(&e->tabs, t);

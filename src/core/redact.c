@@ -28,6 +28,7 @@
 #include "uitrail/redact.h"
 
 #include "redact_card.h"
+#include "text.h"
 
 #include <pcre2.h>
 #include <stdarg.h>
@@ -375,15 +376,22 @@ static const char phone_pattern[] =
 
 enum family { FAMILY_TOKEN, FAMILY_EMAIL, FAMILY_IBAN, FAMILY_CARD, FAMILY_SSN, FAMILY_PHONE, FAMILY__COUNT };
 
-/* A pass over one text: replace_all for a pattern's matches, or
- * replace_cards for the card family. */
-typedef int (*pass_fn)(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+/* How one pass ended. */
+typedef enum pass_result {
+    PASS_DONE,
+    PASS_NO_MEMORY,
+    PASS_GAVE_UP, /* a match limit, a PCRE2 error: the whole text must be replaced */
+} pass_result;
+
+/* A pass over one text: replace_all for a pattern's matches,
+ * replace_cards for the card family, replace_ibans for IBANs. */
+typedef pass_result (*pass_fn)(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                        ut_str in, const char *replacement, ut_buf *dst, bool *changed);
-static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                        ut_str in, const char *replacement, ut_buf *dst, bool *changed);
-static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed);
-static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed);
 
 static const struct family_def {
@@ -601,14 +609,10 @@ void ut_redactor_free(ut_redactor *r)
 
 /* ---- Matching ---- */
 
-/* Result of one pass besides ut_status: the pass gave up (a match limit,
- * a PCRE2 error), and the whole text must be replaced. */
-#define PASS_GAVE_UP 1
-
 /* Replaces every match of `code` in `in` by `replacement`, writing into
  * `dst` (reset first) only when there is a match; *changed tells whether
- * it did. Returns UT_OK, UT_ENOMEM, or PASS_GAVE_UP. */
-static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
+ * it did. */
+static pass_result replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
                        const char *replacement, ut_buf *dst, bool *changed)
 {
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
@@ -621,7 +625,7 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc == PCRE2_ERROR_NOMEMORY)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         if (rc < 0)
             return PASS_GAVE_UP;
         size_t start = ov[0], end = ov[1];
@@ -643,13 +647,13 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? UT_ENOMEM : UT_OK;
+    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
 }
 
 /* Replaces the card numbers of `in` by `replacement`: `code` finds each
  * run of digit groups, ut__card_find the cards inside it. The same
  * contract as replace_all. */
-static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed)
 {
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
@@ -660,12 +664,12 @@ static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_con
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc == PCRE2_ERROR_NOMEMORY)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         if (rc < 0)
             return PASS_GAVE_UP;
         size_t run_end = ov[1];
         if (ut__card_find(&r->cards, in.ptr, in.len, ov[0], run_end) != UT_OK)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         for (size_t i = 0; i < r->cards.nspans; i++) {
             const ut__card_span *sp = &r->cards.spans[i];
             if (!*changed) {
@@ -680,7 +684,7 @@ static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_con
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? UT_ENOMEM : UT_OK;
+    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
 }
 
 static bool is_alnum_byte(unsigned char c)
@@ -741,7 +745,7 @@ static bool iban_may_start(const unsigned char *s, size_t len, size_t p)
 
 /* The IBAN pass: the pattern finds regions, iban_pick the IBANs that
  * start inside them. The same contract as replace_all. */
-static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
@@ -754,12 +758,12 @@ static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_con
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc == PCRE2_ERROR_NOMEMORY)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         if (rc < 0)
             return PASS_GAVE_UP;
         size_t region_end = ov[1];
         if (!computed && iban_prefixes_compute(&r->iban, s, in.len) != UT_OK)
-            return UT_ENOMEM;
+            return PASS_NO_MEMORY;
         computed = true;
         for (size_t p = ov[0]; p < region_end;) {
             size_t end = iban_may_start(s, in.len, p) ? iban_pick(&r->iban, s, in.len, p) : 0;
@@ -779,19 +783,19 @@ static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_con
     }
     if (*changed)
         ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? UT_ENOMEM : UT_OK;
+    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
 }
 
 /* One pass of the pipeline: runs `pass` with `code` over *cur and, when it
  * rewrote the text, makes *cur the rewritten text in the next pass
  * buffer. */
-static int run_pass(ut_redactor *r, pass_fn pass, const pcre2_code *code, pcre2_match_context *mctx,
+static pass_result run_pass(ut_redactor *r, pass_fn pass, const pcre2_code *code, pcre2_match_context *mctx,
                     const char *replacement, ut_str *cur, unsigned *next)
 {
     bool changed;
     ut_buf *dst = &r->pass[*next];
-    int rc = pass(r, code, mctx, *cur, replacement, dst, &changed);
-    if (rc == UT_OK && changed) {
+    pass_result rc = pass(r, code, mctx, *cur, replacement, dst, &changed);
+    if (rc == PASS_DONE && changed) {
         *cur = ut_buf_str(dst);
         *next ^= 1;
     }
@@ -857,21 +861,22 @@ static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
     profile_text(cur, &profile);
 
     unsigned next = 0;
-    int rc = UT_OK;
-    for (size_t i = 0; i < r->n_extra && rc == UT_OK; i++)
+    pass_result rc = PASS_DONE;
+    for (size_t i = 0; i < r->n_extra && rc == PASS_DONE; i++)
         rc = run_pass(r, replace_all, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
-    for (size_t f = 0; f < FAMILY__COUNT && rc == UT_OK; f++) {
+    for (size_t f = 0; f < FAMILY__COUNT && rc == PASS_DONE; f++) {
         if ((keys && f == FAMILY_TOKEN) || !families[f].may_match(&profile))
             continue;
         rc = run_pass(r, families[f].pass, r->builtin[f], r->builtin_mctx, families[f].replacement,
                       &cur, &next);
     }
-    if (rc == PASS_GAVE_UP) {
+    switch (rc) {
+    case PASS_DONE: break;
+    case PASS_NO_MEMORY: return UT_ENOMEM;
+    case PASS_GAVE_UP:
         /* Fail closed: text that could not be searched is not let through. */
         return ut_buf_append_cstr(out, extra_replacement);
     }
-    if (rc != UT_OK)
-        return (ut_status)rc;
     return ut_buf_append_str(out, cur.ptr == searched ? in : cur);
 }
 
@@ -974,9 +979,7 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
             end++;
         if (ut_redact_text(r, ut_str_from(u + pos, end - pos), out) != UT_OK ||
             (end < len && ut_buf_append(out, u + end, 1) != UT_OK)) {
-            out->len = out_start;
-            if (out->data)
-                out->data[out->len] = '\0';
+            ut_buf_truncate(out, out_start);
             return UT_ENOMEM;
         }
         pos = end + 1;
@@ -1012,18 +1015,6 @@ typedef struct field_places {
     size_t n;
 } field_places;
 
-/* The longest prefix of s[0..len) of at most max_bytes that ends on a
- * character boundary. */
-static size_t utf8_cut(const char *s, size_t len, size_t max_bytes)
-{
-    if (len <= max_bytes)
-        return len;
-    size_t cut = max_bytes;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-        cut--;
-    return cut;
-}
-
 /* Appends one field of the output event to scratch. A redacted field is
  * cut back to its protocol limit: a replacement such as "[email]" can be
  * longer than the text it replaced. */
@@ -1045,7 +1036,7 @@ static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *plac
     }
     if (st != UT_OK)
         return st;
-    size_t len = utf8_cut(scratch->data + offset, scratch->len - offset, max_bytes);
+    size_t len = ut__utf8_cut(ut_str_from(scratch->data + offset, scratch->len - offset), max_bytes);
     scratch->len = offset + len;
     scratch->data[scratch->len] = '\0';
     places->at[places->n++] = (field_place){field, offset, len};
@@ -1104,9 +1095,7 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
             st = place_field(r, scratch, &places, &red.data[i].value, FIELD_TEXT, UT_APP_VALUE_MAX_BYTES);
     }
     if (st != UT_OK) {
-        scratch->len = scratch_start;
-        if (scratch->data)
-            scratch->data[scratch->len] = '\0';
+        ut_buf_truncate(scratch, scratch_start);
         return st;
     }
     for (size_t i = 0; i < places.n; i++)

@@ -3,6 +3,7 @@
  * size matters: keep ut__entry small and its text exactly as long as it is. */
 #include "engine_internal.h"
 
+#include <assert.h>
 #include <string.h>
 
 static const size_t field_max[UT__F__COUNT] = {
@@ -141,6 +142,7 @@ ut_status ut__ring_reserve(ut__ring *r)
 
 void ut__ring_push(ut__ring *r, ut__entry *en)
 {
+    assert(r->slots && "ut__ring_reserve comes first");
     if (r->count == r->cap) {
         ut_free(r->slots[r->head]);
         r->slots[r->head] = en;
@@ -160,6 +162,7 @@ ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i)
 
 void ut__ring_drop_newest(ut__ring *r)
 {
+    assert(r->count > 0);
     if (r->count == 0)
         return;
     ut__entry **slot = ut__ring_newest(r, 0);

@@ -116,6 +116,7 @@
 #include <xxhash.h>
 
 #include "uitrail/limits.h"
+#include "num.h"
 
 /* DOMQuake's fixed constants (not parameters in the published model). */
 #define DQ_WINDOW_TICKS 6            /* the window spans this many ticks */
@@ -279,29 +280,12 @@ ut_status ut_stab_params_check(const ut_stab_params *p)
 
 /* ---- Small helpers ---- */
 
-/* Division rounding toward minus infinity, for slice numbers of times that
- * may precede the page start (a sender's clock can jump back). */
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static int64_t max_i64(int64_t a, int64_t b)
 {
     return a > b ? a : b;
 }
 
-/* Time arithmetic that saturates instead of wrapping, so a hostile event
- * time near either end of int64 cannot cause undefined behaviour. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
+/* a - b, saturating like ut__add_sat. */
 static int64_t sub_sat(int64_t a, int64_t b)
 {
     int64_t r;
@@ -387,7 +371,7 @@ static void window_clear(ut_stab *s)
 
 static int64_t slice_of(const ut_stab *s, int64_t t)
 {
-    return floor_div(sub_sat(t, s->origin_us), s->slice_us);
+    return ut__floor_div(sub_sat(t, s->origin_us), s->slice_us);
 }
 
 static void slice_add(ut_stab *s, int64_t index, double w)
@@ -539,7 +523,7 @@ void ut_stab_free(ut_stab *s)
 
 static int64_t dq_tick_time(const ut_stab *s, int64_t tick)
 {
-    return add_sat(s->origin_us, mul_sat(tick, s->slice_us));
+    return ut__add_sat(s->origin_us, mul_sat(tick, s->slice_us));
 }
 
 /* Runs DOMQuake's tick number s->dq_next_tick. */
@@ -637,9 +621,9 @@ static double level_at(const ut_stab *s, int64_t t)
 
 static int64_t ui_stable_due(const ut_stab *s)
 {
-    int64_t due = add_sat(s->last_significant_us, (int64_t)s->p.quiet_ms * 1000);
+    int64_t due = ut__add_sat(s->last_significant_us, (int64_t)s->p.quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
-        due = max_i64(due, add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
+        due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
     return due;
 }
 
@@ -853,7 +837,7 @@ ut_status ut_mark_json(ut_buf *out, ut_str tab, const ut_mark *m)
     ut_buf_append_cstr(out, "{\"tab\":");
     ut_buf_append_json_str(out, tab);
     ut_buf_printf(out, ",\"time\":%lld,\"state\":\"%s\",\"intensity\":%.3f,\"marks\":%llu}",
-                  (long long)floor_div(m->time_us, 1000), ut_page_state_name(m->state),
+                  (long long)ut__floor_div(m->time_us, 1000), ut_page_state_name(m->state),
                   isfinite(m->intensity) ? m->intensity : 0.0, (unsigned long long)m->marks);
     return out->oom ? UT_ENOMEM : UT_OK;
 }

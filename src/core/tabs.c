@@ -6,6 +6,7 @@
  * instead of a scan of every tab. */
 #include "engine_internal.h"
 
+#include <assert.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -43,11 +44,18 @@ void ut__tab_free(ut__tab *t)
     ut__reorder_free(&t->reorder);
     ut_stab_free(t->stab);
     ut_free(t->page);
+    ut__dialogs_free(t);
+    ut_free(t);
+}
+
+void ut__dialogs_free(ut__tab *t)
+{
     for (ut__dialog *d = t->dialogs, *next; d; d = next) {
         next = d->next;
         ut_free(d);
     }
-    ut_free(t);
+    t->dialogs = NULL;
+    t->ndialogs = 0;
 }
 
 size_t ut__tab_bytes(const ut__tab *t)
@@ -166,6 +174,9 @@ static void lru_push_head(ut__tabs *tt, ut__tab *t)
 
 void ut__tabs_insert(ut__tabs *tt, ut__tab *t)
 {
+    assert((uint64_t)(tt->count + 1) * TABS_LOAD_DEN <= (uint64_t)tt->cap * TABS_LOAD_NUM &&
+           "ut__tabs_reserve comes first");
+    assert(!ut__tabs_find(tt, ut__tab_key(t)) && "a tab is inserted once");
     slots_place(tt->slots, tt->cap, t);
     tt->count++;
     lru_push_head(tt, t);
@@ -241,6 +252,7 @@ void ut__tabs_set_deadline(ut__tabs *tt, ut__tab *t, int64_t deadline)
     t->deadline = deadline;
     if (t->heap_index == UT__NOT_IN_HEAP) {
         /* ut__tabs_reserve keeps room for every tab. */
+        assert(tt->heap_len < tt->heap_cap);
         heap_set(tt, tt->heap_len++, t);
     }
     heap_up(tt, t->heap_index);

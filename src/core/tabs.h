@@ -97,6 +97,8 @@ uint64_t ut__tab_hash(ut_str key);
  * `ring_size`. NULL when out of memory. */
 ut__tab *ut__tab_new(ut_str key, uint32_t ring_size);
 void ut__tab_free(ut__tab *t);
+/* Forgets every dialog `t` has open (the page went away, or the tab). */
+void ut__dialogs_free(ut__tab *t);
 
 void ut__tabs_init(ut__tabs *tt);
 /* Frees every tab. */

@@ -9,6 +9,7 @@
 #include "budget.h"
 #include "engine_internal.h"
 #include "escape.h"
+#include "num.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -23,18 +24,6 @@
 static const char ELLIPSIS[] = "\xE2\x80\xA6"; /* U+2026 */
 static const char ARROW[] = " \xE2\x86\x92 "; /* " → " */
 
-static const char *const ctx_kind_names[UT_CTX__COUNT] = {
-    [UT_CTX_NONE] = "", [UT_CTX_ROW] = "row", [UT_CTX_TOOLBAR] = "toolbar",
-    [UT_CTX_GROUP] = "group", [UT_CTX_DIALOG] = "dialog", [UT_CTX_MENU] = "menu",
-    [UT_CTX_TABLIST] = "tablist", [UT_CTX_FORM] = "form", [UT_CTX_NAVIGATION] = "navigation",
-    [UT_CTX_REGION] = "region", [UT_CTX_LIST] = "list",
-};
-
-static const char *const how_names[UT_NAV__COUNT] = {
-    [UT_NAV_LOAD] = "load", [UT_NAV_RELOAD] = "reload", [UT_NAV_PUSH] = "push",
-    [UT_NAV_REPLACE] = "replace", [UT_NAV_POP] = "pop", [UT_NAV_HASH] = "hash",
-};
-
 /* How a navigation reads in a text trace: a full load needs no word; the
  * history API's words mean little to an assistant, so say what the user
  * saw. */
@@ -44,23 +33,11 @@ static const char *const how_labels[UT_NAV__COUNT] = {
     [UT_NAV_HASH] = " (in-page anchor)",
 };
 
-static const char *const level_names[] = {
-    [UT_LEVEL_NONE] = "", [UT_LEVEL_ERROR] = "error", [UT_LEVEL_WARNING] = "warning",
-    [UT_LEVEL_INFO] = "info",
-};
-
-static const char *const sort_names[UT_SORT__COUNT] = {
-    [UT_SORT_UNSET] = "", [UT_SORT_NONE] = "none", [UT_SORT_ASCENDING] = "ascending",
-    [UT_SORT_DESCENDING] = "descending", [UT_SORT_OTHER] = "other",
-};
-
 /* How a column header's sort order reads after a click on it. */
 static const char *const sort_labels[UT_SORT__COUNT] = {
     [UT_SORT_UNSET] = "", [UT_SORT_NONE] = " (not sorted)", [UT_SORT_ASCENDING] = " (sorted ascending)",
     [UT_SORT_DESCENDING] = " (sorted descending)", [UT_SORT_OTHER] = " (sorted)",
 };
-
-static const char *const state_words[] = {"checked", "expanded", "selected", "pressed"};
 
 static const char *enum_name(const char *const *names, size_t n, unsigned v)
 {
@@ -69,14 +46,6 @@ static const char *enum_name(const char *const *names, size_t n, unsigned v)
 #define ENUM_NAME(table, v) enum_name((table), sizeof(table) / sizeof((table)[0]), (unsigned)(v))
 
 /* ---- Small pieces ---- */
-
-static void buf_truncate(ut_buf *b, size_t len)
-{
-    if (b->data && len <= b->len) {
-        b->len = len;
-        b->data[len] = '\0';
-    }
-}
 
 static size_t utf8_chars(const char *p, size_t len)
 {
@@ -159,18 +128,12 @@ static void put_name(ut_buf *out, ut_str name)
     put_quoted(out, name);
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 #define CLOCK_LEN 8 /* "HH:MM:SS" */
 
 static void format_clock(char dst[CLOCK_LEN + 1], int64_t time_us, int32_t tz_min)
 {
-    int64_t secs = floor_div(time_us, US_PER_S) + (int64_t)tz_min * 60;
-    int64_t sod = secs - floor_div(secs, SECONDS_PER_DAY) * SECONDS_PER_DAY;
+    int64_t secs = ut__floor_div(time_us, US_PER_S) + (int64_t)tz_min * 60;
+    int64_t sod = secs - ut__floor_div(secs, SECONDS_PER_DAY) * SECONDS_PER_DAY;
     const int64_t parts[3] = {sod / 3600, sod / 60 % 60, sod % 60};
     for (int i = 0; i < 3; i++) {
         dst[3 * i] = (char)('0' + parts[i] / 10);
@@ -193,7 +156,7 @@ static ut_status put_clock(ut_buf *out, int64_t time_us, int32_t tz_min)
 /* Appends an ISO-8601 UTC time with milliseconds, quoted, as a JSON string. */
 static ut_status put_iso_time(ut_buf *out, int64_t time_us)
 {
-    time_t secs = (time_t)floor_div(time_us, US_PER_S);
+    time_t secs = (time_t)ut__floor_div(time_us, US_PER_S);
     int ms = (int)((time_us - (int64_t)secs * US_PER_S) / US_PER_MS);
     struct tm tm;
     if (!gmtime_r(&secs, &tm))
@@ -218,15 +181,14 @@ static const char *page_state_name(const ut_stab_status *st)
  * tell a collapsed section from one whose state is unknown. */
 static void put_state(ut_buf *out, uint8_t set, uint8_t on)
 {
-    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
     bool first = true;
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
         if (!(set & (1u << i)))
             continue;
         ut_buf_append_cstr(out, first ? " (" : ", ");
         if (!(on & (1u << i)))
             ut_buf_append_cstr(out, "not ");
-        ut_buf_append_cstr(out, words[i]);
+        ut_buf_append_cstr(out, ut_state_names[i]);
         first = false;
     }
     if (!first)
@@ -244,7 +206,7 @@ static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
         ut_buf_append_cstr(out, " (in the same row)");
         return;
     }
-    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
     clip c = {out, UT_CTX_PRINT_MAX_CHARS, false, false};
     bool first = true;
     while (ut__list_next(&list, &item)) {
@@ -271,7 +233,7 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
 {
     ut_buf_append_cstr(out, alert_word(role));
     if (level != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, level));
+        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, level));
     ut_buf_append(out, " ", 1);
     put_quoted(out, text);
 }
@@ -326,9 +288,9 @@ static void put_trusted(ut_buf *out, const ut__entry *en)
 /* The word of a burst's one state bit: "checked", "not checked". */
 static void put_state_word(ut_buf *out, uint8_t bit, bool on)
 {
-    for (unsigned i = 0; i < 4; i++)
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++)
         if (bit == (1u << i))
-            ut_buf_printf(out, "%s%s", on ? "" : "not ", state_words[i]);
+            ut_buf_printf(out, "%s%s", on ? "" : "not ", ut_state_names[i]);
 }
 
 static void put_click(ut_buf *out, const ut__line *l, bool same_row)
@@ -419,7 +381,7 @@ static void put_app(ut_buf *out, const ut__entry *en)
 {
     ut_buf_append_cstr(out, "app event");
     if (en->detail != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(level_names, en->detail));
+        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, en->detail));
     ut_buf_append(out, " ", 1);
     put_quoted(out, ut__entry_field(en, UT__F_NAME));
     ut_str text = ut__entry_field(en, UT__F_TEXT);
@@ -590,12 +552,12 @@ static void weigh_lines(ut__line *lines, uint32_t n, int32_t tz, ut_buf *out)
         lines[i].body_hash = out->len - start > body ? hash_bytes(out->data + start + body,
                                                                   out->len - start - body)
                                                      : 0;
-        buf_truncate(out, start);
+        ut_buf_truncate(out, start);
         lines[i].cost_short = lines[i].cost_full;
         if (lines[i].row.len) {
             put_line(out, &lines[i], true, tz);
             lines[i].cost_short = ut__tokens_estimate(out->data + start, out->len - start);
-            buf_truncate(out, start);
+            ut_buf_truncate(out, start);
         }
     }
 }
@@ -686,7 +648,7 @@ static void json_ctx(ut_buf *out, const ut__entry *en)
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, en->ctx_kind));
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
     if (en->ctx_kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (bool first = true; ut__list_next(&list, &item); first = false) {
@@ -706,16 +668,15 @@ static void json_ctx(ut_buf *out, const ut__entry *en)
 
 static void json_state(ut_buf *out, uint8_t set, uint8_t on)
 {
-    static const char *const words[] = {"checked", "expanded", "selected", "pressed"};
     if (!set)
         return;
     json_key(out, "state");
     ut_buf_append(out, "{", 1);
     bool first = true;
-    for (unsigned i = 0; i < 4; i++) {
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
         if (!(set & (1u << i)))
             continue;
-        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", words[i],
+        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", ut_state_names[i],
                       on & (1u << i) ? "true" : "false");
         first = false;
     }
@@ -760,7 +721,7 @@ static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
         ut_buf_append_cstr(out, "{\"kind\":\"alert\"");
         json_str_field(out, "role", role);
         if (en->outcome_detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->outcome_detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->outcome_detail)));
         json_str_field(out, "text", text);
         break;
     case UT__OUT_CHANGED: ut_buf_append_cstr(out, "{\"kind\":\"page_changed\""); break;
@@ -781,7 +742,7 @@ static void json_times(ut_buf *out, const json_style *js, const char *key, const
     }
     put_iso_time(out, us);
     json_key(out, ms_key);
-    ut_buf_printf(out, "%" PRId64, floor_div(us, US_PER_MS));
+    ut_buf_printf(out, "%" PRId64, ut__floor_div(us, US_PER_MS));
 }
 
 /* "el", which only the compact form leaves out. */
@@ -833,7 +794,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
         json_ctx(out, en);
         json_state(out, en->state_set, en->state_on);
         if (en->sort != UT_SORT_UNSET)
-            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, en->sort)));
+            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, en->sort)));
         json_trusted(out, en);
         json_click_flags(out, js, en);
         json_outcome(out, en, js);
@@ -883,7 +844,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
     case UT__E_APP: {
         json_str_field(out, "name", name);
         if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
         json_str_field(out, "text", text);
         json_key(out, "data");
         ut_buf_append(out, "{", 1);
@@ -901,7 +862,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
     case UT__E_ALERT:
         json_str_field(out, "role", role);
         if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, en->detail)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
         json_str_field(out, "text", text);
         break;
     case UT__E_DIALOG_OPEN:
@@ -915,7 +876,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
         break;
     case UT__E_NAV:
         if (!js->compact || en->detail != UT_NAV_LOAD)
-            json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
+            json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, en->detail)));
         if (!js->compact)
             json_str_field(out, "url", text);
         json_str_field(out, "path", ut__url_path(text));
@@ -930,7 +891,7 @@ ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
     ut_buf_printf(out, "{\"stable\":%s,\"state\":\"%s\",\"marks\":%" PRIu64 ",\"since\":",
                   st->state == UT_PAGE_STABLE ? "true" : "false", page_state_name(st), st->marks);
     if (st->since_us)
-        ut_buf_printf(out, "%" PRId64, floor_div(st->since_us, US_PER_MS));
+        ut_buf_printf(out, "%" PRId64, ut__floor_div(st->since_us, US_PER_MS));
     else
         ut_buf_append_cstr(out, "null");
     ut_buf_printf(out, ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}",
@@ -945,12 +906,12 @@ static void weigh_json(ut__line *lines, uint32_t n, const json_style *js, ut_buf
     for (uint32_t i = 0; i < n && !out->oom; i++) {
         put_entry_text(out, &lines[i], false);
         lines[i].body_hash = hash_bytes(out->data + start, out->len - start);
-        buf_truncate(out, start);
+        ut_buf_truncate(out, start);
         ut_buf_append(out, ",", 1);
         json_entry(out, lines[i].en, js);
         lines[i].cost_full = lines[i].cost_short =
             ut__tokens_estimate(out->data + start, out->len - start);
-        buf_truncate(out, start);
+        ut_buf_truncate(out, start);
     }
 }
 
@@ -986,7 +947,7 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     uint64_t fixed = out->oom ? 0
                               : ut__tokens_estimate(out->data + start, fixed_len) +
                                     ut__tokens_estimate(out->data + page_start, out->len - page_start);
-    buf_truncate(out, page_start);
+    ut_buf_truncate(out, page_start);
 
     uint32_t n = shown_entries(t, opts);
     ut__line *lines = n ? ut_calloc(n, sizeof *lines) : NULL;
@@ -1036,28 +997,19 @@ ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *o
         opts = &defaults;
     if (opts->limit > UT_TRACE_LIMIT_MAX || opts->max_tokens > UT_TRACE_MAX_TOKENS_MAX)
         return UT_ELIMIT;
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     if (opts->format == UT_TRACE_JSON)
         trace_json(t, opts, out);
     else
         trace_text(t, opts, out);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 /* ---- GET /v1/tabs and SSE events ---- */
 
 ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     ut_buf_append(out, "[", 1);
     for (const ut__tab *t = e->tabs.lru_head; t; t = t->lru_next) {
         ut_stab_status page;
@@ -1067,15 +1019,10 @@ ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
         json_str_field(out, "url", ut__tab_url(t));
         json_str_field(out, "title", ut__tab_title(t));
         ut_buf_printf(out, ",\"events\":%" PRIu32 ",\"state\":\"%s\",\"last\":%" PRId64 "}",
-                      t->ring.count, page_state_name(&page), floor_div(t->last_us, US_PER_MS));
+                      t->ring.count, page_state_name(&page), ut__floor_div(t->last_us, US_PER_MS));
     }
     ut_buf_append(out, "]", 1);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
@@ -1083,7 +1030,7 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
     if (ctx->kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ctx_kind_names, ctx->kind));
+    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, ctx->kind));
     if (ctx->kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (uint32_t i = 0; i < ctx->ncells && i < UT_CTX_CELLS_MAX; i++) {
@@ -1101,9 +1048,7 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
 
 ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
     ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
     json_str_field(out, "tab", ev->tab);
     static const json_style full = {false, 0};
@@ -1114,7 +1059,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     case UT_KIND_NAV:
         json_str_field(out, "url", ev->url);
         json_str_field(out, "title", ev->title);
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, ev->how)));
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, ev->how)));
         if (ev->has_tz)
             ut_buf_printf(out, ",\"tz\":%" PRId32, ev->tz_min);
         break;
@@ -1132,7 +1077,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
                 json_event_ctx(out, &ev->ctx);
             json_state(out, ev->state_set, ev->state_on);
             if (ev->sort != UT_SORT_UNSET)
-                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, ev->sort)));
+                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, ev->sort)));
             break;
         }
         if (ev->has_value && !ev->sens)
@@ -1146,7 +1091,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         json_str_field(out, "role", ev->role);
         json_str_field(out, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
         break;
     case UT_KIND_DIALOG:
         ut_buf_printf(out, ",\"state\":\"%s\"", ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close");
@@ -1177,7 +1122,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         if (ev->text.len)
             json_str_field(out, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(level_names, ev->level)));
+            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
         json_key(out, "data");
         ut_buf_append(out, "{", 1);
         for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
@@ -1193,10 +1138,5 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     case UT_KIND__COUNT: break;
     }
     ut_buf_append(out, "}", 1);
-    if (out->oom) {
-        buf_truncate(out, start);
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }

@@ -450,11 +450,7 @@ static ut_status set_stab_model(ut__settings *s, const opt_desc *o, const char *
                                 bool fresh_list, char *err, size_t errlen)
 {
     (void)o, (void)fresh_list;
-    if (strcmp(value, "uitrail") == 0)
-        s->engine.stab.model = UT_STAB_MODEL_UITRAIL;
-    else if (strcmp(value, "domquake") == 0)
-        s->engine.stab.model = UT_STAB_MODEL_DOMQUAKE;
-    else {
+    if (ut_stab_model_from_name(value, &s->engine.stab.model) != UT_OK) {
         snprintf(err, errlen, "--stab-model %s: expected uitrail or domquake", value);
         return UT_EINVAL;
     }
@@ -841,8 +837,7 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
         format_list(buf, len, s->allow_origins, s->n_allow_origins, "");
         break;
     case OPT_STAB_MODEL:
-        snprintf(buf, len, "%s",
-                 *(const ut_stab_model *)p == UT_STAB_MODEL_DOMQUAKE ? "domquake" : "uitrail");
+        snprintf(buf, len, "%s", ut_stab_model_name(*(const ut_stab_model *)p));
         break;
     case OPT_FSYNC:
         snprintf(buf, len, "%s", *(const ut__fsync_policy *)p == UT__FSYNC_FRAME ? "frame" : "never");

@@ -14,9 +14,7 @@ static bool tab_byte_is_plain(unsigned char c)
 ut_status ut_rec_file_name(int64_t first_event_us, ut_str tab, ut_buf *out)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t start = out->len;
-    bool was_oom = out->oom;
-    out->oom = false;
+    ut_buf_mark mark = ut_buf_begin(out);
 
     /* Floor division keeps the microseconds in 0..999999 for times before
      * the epoch as well. */
@@ -28,10 +26,8 @@ ut_status ut_rec_file_name(int64_t first_event_us, ut_str tab, ut_buf *out)
     }
     time_t t = (time_t)sec;
     struct tm tm;
-    if (!gmtime_r(&t, &tm)) {
-        out->oom = was_oom;
-        return UT_EINVAL;
-    }
+    if (!gmtime_r(&t, &tm))
+        return ut_buf_end(out, mark, UT_EINVAL);
     ut_buf_printf(out, "%04d%02d%02dT%02d%02d%02d.%06dZ-", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)usec);
 
@@ -56,12 +52,5 @@ ut_status ut_rec_file_name(int64_t first_event_us, ut_str tab, ut_buf *out)
         ut_buf_printf(out, "~%016llx", (unsigned long long)XXH64(tab.ptr, tab.len, 0));
     ut_buf_append_cstr(out, UT_REC_FILE_SUFFIX);
 
-    if (out->oom) {
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    return ut_buf_end(out, mark, UT_OK);
 }

@@ -4,6 +4,7 @@
  * the same tables, so a parameter added to ut_config is recorded and read
  * back by adding one line. */
 #include "record_int.h"
+#include "wire_internal.h"
 
 #include <math.h>
 #include <msgpack.h>
@@ -41,18 +42,7 @@ static const param_desc stab_params[] = {
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The stability model by name, as recorded. */
-static const char *const stab_model_names[] = {
-    [UT_STAB_MODEL_UITRAIL] = "uitrail",
-    [UT_STAB_MODEL_DOMQUAKE] = "domquake",
-};
-
 /* ---- Packing ---- */
-
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
 
 static void pack_cstr(msgpack_packer *pk, const char *s)
 {
@@ -115,11 +105,9 @@ static void pack_event_time(msgpack_packer *pk, int64_t time_us)
 
 ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
 {
-    size_t start = out->len;
-    bool was_oom = out->oom;
+    ut_buf_mark mark = ut_buf_begin(out);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, pack_to_buf);
-    out->oom = false;
+    msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
 
     msgpack_pack_array(&pk, 3);
     pack_cstr(&pk, UT_REC_META_TAG);
@@ -145,22 +133,13 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
         pack_cstr(&pk, "stab");
         msgpack_pack_map(&pk, COUNT_OF(stab_params) + 1);
         pack_cstr(&pk, "model");
-        pack_cstr(&pk, (unsigned)c->stab.model < COUNT_OF(stab_model_names)
-                           ? stab_model_names[c->stab.model] : "unknown");
+        pack_cstr(&pk, ut_stab_model_name(c->stab.model));
         pack_params(&pk, stab_params, COUNT_OF(stab_params), &c->stab);
     }
 
-    if (out->oom) {
-        /* A failed append may have been followed by smaller ones that
-         * succeeded: drop the whole entry. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        out->oom = true;
-        return UT_ENOMEM;
-    }
-    out->oom = was_oom;
-    return UT_OK;
+    /* A failed append may have been followed by smaller ones that
+     * succeeded: the transaction drops the whole entry. */
+    return ut_buf_end(out, mark, UT_OK);
 }
 
 /* ---- Parsing ---- */
@@ -322,9 +301,9 @@ static bool parse_stab(const msgpack_object *o, ut_stab_params *stab)
         const msgpack_object *val = &o->via.map.ptr[i].val;
         if (obj_is_str(key, "model")) {
             size_t m = 0;
-            while (m < COUNT_OF(stab_model_names) && !obj_is_str(val, stab_model_names[m]))
+            while (m < UT_STAB_MODEL__COUNT && !obj_is_str(val, ut_stab_model_name((ut_stab_model)m)))
                 m++;
-            if (m == COUNT_OF(stab_model_names))
+            if (m == UT_STAB_MODEL__COUNT)
                 return false;
             stab->model = (ut_stab_model)m;
         } else if (!parse_param(stab_params, COUNT_OF(stab_params), stab, key, val)) {

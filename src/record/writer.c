@@ -195,17 +195,13 @@ static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
 ut_status ut_rec_writer_append(ut_rec_writer *w, const ut_event *ev, ut_str *frame)
 {
     *frame = UT_STR_NULL;
-    size_t before = w->pending.len;
+    ut_buf_mark mark = ut_buf_begin(&w->pending);
     ut_status st = ut_wire_pack_event(ev, true, &w->pending);
-    if (st == UT_OK && w->pending.len - before > UT_REC_ENTRY_MAX_BYTES)
+    if (st == UT_OK && w->pending.len - mark.len > UT_REC_ENTRY_MAX_BYTES)
         st = UT_ELIMIT;
-    if (st != UT_OK) {
-        w->pending.len = before;
-        if (w->pending.data)
-            w->pending.data[before] = '\0';
-        w->pending.oom = false;
+    st = ut_buf_end(&w->pending, mark, st);
+    if (st != UT_OK)
         return st;
-    }
     if (w->pending_entries++ == 0)
         w->pending_since_us = ev->rt_us ? ev->rt_us : ev->time_us;
     if (w->pending.len < w->opts.frame_bytes)

@@ -191,7 +191,7 @@ ut_status ut_wire_json_to_msgpack(ut_str json, ut_buf *out, char *err, size_t er
 
     converter c = {.out = out, .err = err, .errlen = errlen};
     msgpack_packer_init(&c.pk, out, ut__msgpack_write_buf);
-    const size_t start = out->len;
+    const ut_buf_mark mark = ut_buf_begin(out);
     ut_status st = UT_OK;
     if (!json_is_array(root)) {
         st = UT_EPROTO;
@@ -207,12 +207,6 @@ ut_status ut_wire_json_to_msgpack(ut_str json, ut_buf *out, char *err, size_t er
         }
     }
     json_decref(root);
-    if (st != UT_OK) {
-        /* Leave `out` as it was: no half-converted body. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        out->oom = false;
-    }
-    return st;
+    /* Leave `out` as it was on failure: no half-converted body. */
+    return ut_buf_end(out, mark, st);
 }

@@ -5,12 +5,6 @@
 
 #include <string.h>
 
-static const char *const how_names[UT_NAV__COUNT] = {"load", "reload", "push", "replace", "pop", "hash"};
-static const char *const ctx_kind_names[UT_CTX__COUNT] = {
-    "", "row", "toolbar", "group", "dialog", "menu", "tablist", "form", "navigation", "region", "list"};
-static const char *const level_names[] = {"", "error", "warning", "info"};
-static const char *const state_names[] = {"checked", "expanded", "selected", "pressed"};
-static const char *const sort_names[UT_SORT__COUNT] = {"", "none", "ascending", "descending", "other"};
 
 static int pack_cstr(msgpack_packer *pk, const char *s)
 {
@@ -40,7 +34,7 @@ static int pack_bool_field(msgpack_packer *pk, const char *key, bool v)
 static int pack_ctx(msgpack_packer *pk, const ut_ctx *ctx)
 {
     int rc = pack_cstr(pk, "ctx") || msgpack_pack_map(pk, 2) ||
-             pack_text_field(pk, "kind", ut_str_cstr(ctx_kind_names[ctx->kind]));
+             pack_text_field(pk, "kind", ut_str_cstr(ut_ctx_kind_names[ctx->kind]));
     if (ctx->kind != UT_CTX_ROW)
         return rc || pack_text_field(pk, "name", ctx->name);
     rc |= pack_cstr(pk, "cells") || msgpack_pack_array(pk, ctx->ncells);
@@ -52,12 +46,12 @@ static int pack_ctx(msgpack_packer *pk, const ut_ctx *ctx)
 static int pack_state(msgpack_packer *pk, uint8_t set, uint8_t on)
 {
     int n = 0, rc;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < UT_STATE__COUNT; i++)
         n += (set >> i) & 1;
     rc = pack_cstr(pk, "state") || msgpack_pack_map(pk, (size_t)n);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < UT_STATE__COUNT; i++)
         if (set & (1u << i))
-            rc |= pack_bool_field(pk, state_names[i], on & (1u << i));
+            rc |= pack_bool_field(pk, ut_state_names[i], on & (1u << i));
     return rc;
 }
 
@@ -93,7 +87,7 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
     switch (ev->kind) {
     case UT_KIND_NAV:
         rc |= pack_text_field(pk, "url", ev->url) || pack_text_field(pk, "title", ev->title) ||
-              pack_text_field(pk, "how", ut_str_cstr(how_names[ev->how]));
+              pack_text_field(pk, "how", ut_str_cstr(ut_nav_how_names[ev->how]));
         if (ev->has_tz)
             rc |= pack_cstr(pk, "tz") || msgpack_pack_int32(pk, ev->tz_min);
         break;
@@ -105,7 +99,7 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
             rc |= pack_bool_field(pk, "trusted", false);
         if (ev->kind == UT_KIND_CLICK) {
             if (ev->sort != UT_SORT_UNSET)
-                rc |= pack_text_field(pk, "sort", ut_str_cstr(sort_names[ev->sort]));
+                rc |= pack_text_field(pk, "sort", ut_str_cstr(ut_sort_names[ev->sort]));
             if (ev->ctx.kind != UT_CTX_NONE)
                 rc |= pack_ctx(pk, &ev->ctx);
             if (ev->state_set)
@@ -122,7 +116,7 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
     case UT_KIND_ALERT:
         rc |= pack_text_field(pk, "role", ev->role) || pack_text_field(pk, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            rc |= pack_text_field(pk, "level", ut_str_cstr(level_names[ev->level]));
+            rc |= pack_text_field(pk, "level", ut_str_cstr(ut_level_names[ev->level]));
         break;
     case UT_KIND_DIALOG:
         rc |= pack_text_field(pk, "state", ut_str_cstr(ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close")) ||
@@ -149,7 +143,7 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
     case UT_KIND_APP:
         rc |= pack_text_field(pk, "name", ev->name) || pack_text_field(pk, "text", ev->text);
         if (ev->level != UT_LEVEL_NONE)
-            rc |= pack_text_field(pk, "level", ut_str_cstr(level_names[ev->level]));
+            rc |= pack_text_field(pk, "level", ut_str_cstr(ut_level_names[ev->level]));
         if (ev->ndata) {
             rc |= pack_cstr(pk, "data") || msgpack_pack_map(pk, ev->ndata);
             for (uint32_t i = 0; i < ev->ndata; i++)
@@ -183,18 +177,11 @@ ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out)
 
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, ut__msgpack_write_buf);
-    const size_t start = out->len;
+    const ut_buf_mark mark = ut_buf_begin(out);
     int rc = msgpack_pack_array(&pk, 3) || msgpack_pack_str_with_body(&pk, tag, (size_t)taglen) ||
              msgpack_pack_ext_with_body(&pk, event_time, sizeof event_time, 0) || pack_record(&pk, ev, with_rt);
-    if (rc != 0) {
-        /* A failed append left a gap; drop the partial entry. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = '\0';
-        out->oom = false;
-        return UT_ENOMEM;
-    }
-    return UT_OK;
+    /* A failed append left a gap: the transaction drops the partial entry. */
+    return ut_buf_end(out, mark, rc != 0 ? UT_ENOMEM : UT_OK);
 }
 
 /* The largest head of an ack: a fixmap of one, the fixstr "ack", and a

@@ -55,7 +55,7 @@ void ut__scan_reset(ut__scan *s);
 ut__scan_result ut__scan_run(ut__scan *s, const ut__scan_limits *lim,
                              const uint8_t *value, size_t avail);
 
-/* ---- Record validation (record.c) ---- */
+/* ---- Record validation (validate.c) ---- */
 
 /* One text field whose final address is known only once the scratch
  * buffer has stopped growing. */

@@ -63,53 +63,58 @@ static void test_engine_config_defaults(void **state)
     assert_int_equal(c.stab.busy_cap_ms, p.busy_cap_ms);
 }
 
+/* Each case of test_engine_config_rejects_out_of_range states its own
+ * change to the defaults, beside its name and its expected answer. */
+static const char *const bad_pattern[] = {"(unclosed"};
+static const char *const many_patterns[UT_REDACT_PATTERNS_MAX + 1] = {0};
+static void ring_0(ut_config *c) { c->ring_size = 0; }
+static void ring_1001(ut_config *c) { c->ring_size = 1001; }
+static void ring_1(ut_config *c) { c->ring_size = 1; }
+static void ring_1000(ut_config *c) { c->ring_size = 1000; }
+static void tabs_0(ut_config *c) { c->max_tabs = 0; }
+static void tabs_over(ut_config *c) { c->max_tabs = 10000001; }
+static void idle_999(ut_config *c) { c->idle_ms = 999; }
+static void debounce_10001(ut_config *c) { c->debounce_ms = 10001; }
+static void debounce_10000(ut_config *c) { c->debounce_ms = 10000; }
+static void patterns_65(ut_config *c)
+{
+    c->redact_patterns = many_patterns;
+    c->n_redact_patterns = 65;
+}
+static void pattern_bad(ut_config *c)
+{
+    c->redact_patterns = bad_pattern;
+    c->n_redact_patterns = 1;
+}
+static void stab_threshold_negative(ut_config *c) { c->stab.enter_threshold = -1; }
+
 static void test_engine_config_rejects_out_of_range(void **state)
 {
     (void)state;
-    static const char *const bad_pattern[] = {"(unclosed"};
-    static const char *const many[UT_REDACT_PATTERNS_MAX + 1] = {0};
-    struct {
+    _Static_assert(UT_REDACT_PATTERNS_MAX + 1 == 65, "patterns_65 names the count");
+    static const struct {
         const char *what;
         void (*apply)(ut_config *c);
         ut_status expect;
         const char *reason;
     } cases[] = {
-        {"ring 0", NULL, UT_EINVAL, "ring size is 0 entries, out of range: use 1 to 1000 entries"},
-        {"ring 1001", NULL, UT_EINVAL, "ring size is 1001 entries"},
-        {"ring 1", NULL, UT_OK, ""},
-        {"ring 1000", NULL, UT_OK, ""},
-        {"tabs 0", NULL, UT_EINVAL, "tab cap is 0 tabs"},
-        {"tabs max+1", NULL, UT_EINVAL, "tab cap is 10000001 tabs"},
-        {"idle 999", NULL, UT_EINVAL, "idle time is 999 ms"},
-        {"debounce 10001", NULL, UT_EINVAL, "debounce time is 10001 ms"},
-        {"debounce 10000", NULL, UT_OK, ""},
-        {"patterns 65", NULL, UT_EINVAL, "redaction pattern count is 65"},
-        {"pattern bad", NULL, UT_EINVAL, "pattern"},
-        {"stab threshold", NULL, UT_EINVAL, "stability parameters"},
+        {"ring 0", ring_0, UT_EINVAL, "ring size is 0 entries, out of range: use 1 to 1000 entries"},
+        {"ring 1001", ring_1001, UT_EINVAL, "ring size is 1001 entries"},
+        {"ring 1", ring_1, UT_OK, ""},
+        {"ring 1000", ring_1000, UT_OK, ""},
+        {"tabs 0", tabs_0, UT_EINVAL, "tab cap is 0 tabs"},
+        {"tabs max+1", tabs_over, UT_EINVAL, "tab cap is 10000001 tabs"},
+        {"idle 999", idle_999, UT_EINVAL, "idle time is 999 ms"},
+        {"debounce 10001", debounce_10001, UT_EINVAL, "debounce time is 10001 ms"},
+        {"debounce 10000", debounce_10000, UT_OK, ""},
+        {"patterns 65", patterns_65, UT_EINVAL, "redaction pattern count is 65"},
+        {"pattern bad", pattern_bad, UT_EINVAL, "pattern"},
+        {"stab threshold", stab_threshold_negative, UT_EINVAL, "stability parameters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ut_config c;
         ut_config_defaults(&c);
-        switch (i) {
-        case 0: c.ring_size = 0; break;
-        case 1: c.ring_size = 1001; break;
-        case 2: c.ring_size = UT_RING_MIN; break;
-        case 3: c.ring_size = UT_RING_MAX; break;
-        case 4: c.max_tabs = 0; break;
-        case 5: c.max_tabs = UT_TABS_MAX + 1; break;
-        case 6: c.idle_ms = UT_IDLE_MIN_MS - 1; break;
-        case 7: c.debounce_ms = UT_DEBOUNCE_MAX_MS + 1; break;
-        case 8: c.debounce_ms = UT_DEBOUNCE_MAX_MS; break;
-        case 9:
-            c.redact_patterns = many;
-            c.n_redact_patterns = UT_REDACT_PATTERNS_MAX + 1;
-            break;
-        case 10:
-            c.redact_patterns = bad_pattern;
-            c.n_redact_patterns = 1;
-            break;
-        case 11: c.stab.enter_threshold = -1; break;
-        }
+        cases[i].apply(&c);
         ut_engine *e = NULL;
         char err[256] = "unset";
         ut_status st = ut_engine_new(&c, &e, err, sizeof err);

@@ -6,7 +6,9 @@
  * on the same input to show what the improvement fixes.
  *
  * UT_STAB_REGEN=1 in the environment rewrites the expected .marks files
- * from the scorer's output instead of comparing (review the diff). */
+ * from the scorer's output instead of comparing (review the diff). Being
+ * the scorer's own output, they only pin it; fixture_expects states, for
+ * each fixture, the behaviour its description asks for, independently. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -312,6 +314,104 @@ static void test_stability_fixtures_domquake(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof fixture_cases / sizeof fixture_cases[0]; i++)
         check_fixture_model(fixture_cases[i], UT_STAB_MODEL_DOMQUAKE);
+}
+
+/* What each fixture's page must give, stated from its description in
+ * fixtures/stability/gen.py, not from the scorer's output: the .marks files
+ * above pin the exact marks (a change shows up there first, for review),
+ * these say which behaviour any scorer output must keep. Times in ms after
+ * the page load; -1: no statement. */
+typedef struct fixture_expect {
+    const char *name;
+    ut_stab_model model;
+    int stable_min, stable_max;     /* how many stable marks */
+    int changing_min, changing_max; /* how many changing marks */
+    int64_t first_stable_from, first_stable_by; /* the first stable mark in [from, by] */
+    int64_t last_mark_by; /* no mark after this (what follows is no change) */
+} fixture_expect;
+
+static const fixture_expect fixture_expects[] = {
+    /* The "js" class flush at 12 ms settles; the focus ring at 2.4 s is
+     * not a change. */
+    {"static_page", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 12, 1000, 1000},
+    /* 30 frames from 120 ms (the last structural one at 570 ms; the last
+     * two only decode images): stable once, after the render; the lazy
+     * images later are not a change. */
+    {"one_big_render", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 570, 1600, 1600},
+    /* The loading skeleton holds the page until the data (1.1 s, eight
+     * frames): one stable mark, after it. */
+    {"skeleton_busy_then_data", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 1217, 2200, 2200},
+    /* Stable after the render (20 frames from 100 ms); the clock ticks
+     * every second for 12 s and never makes the page change. */
+    {"ticking_clock", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 383, 1400, 1400},
+    {"ticking_clock", UT_STAB_MODEL_DOMQUAKE, 1, 2, 0, 1, 0, 1400, 1400},
+    /* Stable after the render; the first swaps (every 3 s) are changes,
+     * then the carousel is learned as background: the last swap, at 18 s,
+     * is no change. */
+    {"carousel_3s", UT_STAB_MODEL_UITRAIL, 2, 6, 1, 5, 450, 1500, 17999},
+    /* The spinner is a loading indicator that never goes: the page is not
+     * stable before the busy cap (10 s from 0.5 s), then stable once. */
+    {"infinite_spinner", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 10500, 11500, 11500},
+    /* The shell is marked busy until the data (1.3 s, five frames): one
+     * stable mark, after the data. */
+    {"shell_then_late_data", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 1367, 2400, 2400},
+    /* Each of the five swaps (every 2 s) is a transition, then stable. */
+    {"page_swaps_2s", UT_STAB_MODEL_UITRAIL, 6, 6, 5, 5, 210, 1200, 11000},
+    {"page_swaps_2s", UT_STAB_MODEL_DOMQUAKE, 6, 6, 5, 5, 0, 1200, 11000},
+    /* Stable before the click at 3 s; the dialog's open and its close are
+     * changes, each followed by stable. */
+    {"click_dialog", UT_STAB_MODEL_UITRAIL, 3, 3, 2, 2, 383, 3000, 7000},
+    /* Stable before the click; its focus ring is no response. */
+    {"dead_click", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 383, 3000, 3000},
+    /* uitrail learns the live panel as background: stable while it still
+     * runs (until 6 s). DOMQuake is not stable until it stops. */
+    {"live_counter", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 363, 5999, 5999},
+    {"live_counter", UT_STAB_MODEL_DOMQUAKE, 1, 1, 0, 0, 6000, 7500, 7500},
+};
+
+static void check_fixture_expect(const fixture_expect *x)
+{
+    fixture fx;
+    fixture_load(x->name, &fx);
+    ut_stab *s = new_scorer(x->model);
+    mark_log log = {0};
+    fixture_run(&fx, s, &log, NULL, NULL);
+    int64_t load = fx.events[0].ev.time_us;
+    int stable = 0, changing = 0;
+    int64_t first_stable = -1;
+    for (size_t i = 0; i < log.n; i++) {
+        int64_t at_ms = (log.marks[i].time_us - load) / MS;
+        if (log.marks[i].state == UT_PAGE_STABLE && stable++ == 0)
+            first_stable = at_ms;
+        if (log.marks[i].state == UT_PAGE_CHANGING)
+            changing++;
+        if (x->last_mark_by >= 0 && at_ms > x->last_mark_by)
+            fail_msg("%s (model %d): a %s mark at %lld ms, after %lld ms", x->name, x->model,
+                     ut_page_state_name(log.marks[i].state), (long long)at_ms,
+                     (long long)x->last_mark_by);
+    }
+    if (stable < x->stable_min || stable > x->stable_max)
+        fail_msg("%s (model %d): %d stable marks, expected %d to %d", x->name, x->model, stable,
+                 x->stable_min, x->stable_max);
+    if (changing < x->changing_min || changing > x->changing_max)
+        fail_msg("%s (model %d): %d changing marks, expected %d to %d", x->name, x->model,
+                 changing, x->changing_min, x->changing_max);
+    if (first_stable < x->first_stable_from || first_stable > x->first_stable_by)
+        fail_msg("%s (model %d): first stable mark at %lld ms, expected %lld to %lld", x->name,
+                 x->model, (long long)first_stable, (long long)x->first_stable_from,
+                 (long long)x->first_stable_by);
+    if (log.n && log.marks[log.n - 1].state != UT_PAGE_STABLE)
+        fail_msg("%s (model %d): the page ends %s", x->name, x->model,
+                 ut_page_state_name(log.marks[log.n - 1].state));
+    ut_stab_free(s);
+    fixture_free(&fx);
+}
+
+static void test_stability_fixtures_behave_as_described(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof fixture_expects / sizeof fixture_expects[0]; i++)
+        check_fixture_expect(&fixture_expects[i]);
 }
 
 static bool same_marks(const mark_log *a, const mark_log *b)
@@ -1068,6 +1168,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stability_fixtures_uitrail),
         cmocka_unit_test(test_stability_fixtures_domquake),
+        cmocka_unit_test(test_stability_fixtures_behave_as_described),
         cmocka_unit_test(test_stability_advance_steps_do_not_change_marks),
         cmocka_unit_test(test_stability_next_deadline_is_exact),
         cmocka_unit_test(test_stability_stable_soon_after_last_significant),

@@ -40,24 +40,23 @@ static void test_trace_shape_without_mutations(void **state)
     ut_engine_free(e);
 }
 
+/* A tab with no entries has the header and the page line only. T0 is
+ * 13:31:30 UTC: the page mutates at 13:31:35 and settles within the
+ * second, so the line says so, written out here rather than recomputed
+ * the way the serializer computes it. */
 static void test_trace_empty_ring(void **state)
 {
     (void)state;
     ut_engine *e = engine_default();
-    ut_event m = ev_mutation_big("t", AT(0));
+    ut_event m = ev_mutation_big("t", AT(5000));
     apply_ok(e, &m);
-    ut_engine_advance(e, AT(10000));
+    ut_engine_advance(e, AT(15000));
     ut_tab_info info;
     assert_int_equal(ut_engine_tab_info(e, UT_STR_LIT("t"), &info), UT_OK);
     assert_int_equal(info.page.state, UT_PAGE_STABLE);
-    char expected[128];
-    char clock[16];
-    int64_t secs = info.page.since_us / 1000000 % 86400;
-    snprintf(clock, sizeof clock, "%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60),
-             (int)(secs % 60));
-    snprintf(expected, sizeof expected, "%sPAGE: stable since %s\n", HEADER, clock);
     char *trace = trace_text(e, "t");
-    assert_string_equal(trace, expected);
+    assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
+                               "PAGE: stable since 13:31:35\n");
     free(trace);
     ut_engine_free(e);
 }

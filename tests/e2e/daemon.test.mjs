@@ -251,14 +251,21 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     await stable(tab);
     await sleep(1500);
     await events.stop();
-    const stableMarks = events.events.filter((event) => {
-      if (event.event !== 'mark') return false;
-      const mark = JSON.parse(event.data);
-      return mark.state === 'stable' || mark.stable === true;
-    });
-    assert.equal(stableMarks.filter((mark) => mark.at < dataAt).length, 0,
+    // Marks in the order of their own time (sender ms, the clock of
+    // dataRenderedAt), not in the order they arrived.
+    const marks = events.events
+      .filter((event) => event.event === 'mark')
+      .map((event) => JSON.parse(event.data))
+      .sort((a, b) => a.time - b.time);
+    for (const mark of marks) {
+      assert.equal(mark.tab, tab, `a mark of this tab: ${JSON.stringify(mark)}`);
+      assert.ok(Number.isFinite(mark.time), `a mark has its time: ${JSON.stringify(mark)}`);
+    }
+    const stableMarks = marks.filter((mark) => mark.state === 'stable');
+    assert.deepEqual(stableMarks.filter((mark) => mark.time < dataAt), [],
       `no stable mark while the skeleton shows: ${events.raw}`);
     assert.equal(stableMarks.length, 1, `one stable mark after the data: ${events.raw}`);
+    assert.equal(marks.at(-1).state, 'stable', `the page ends stable: ${events.raw}`);
     await page.close();
   });
 

@@ -174,5 +174,5 @@ def write(target, seeds):
 
 
 write("fuzz_forward", forward_seeds())
-write("fuzz_record", record_seeds())
+write("fuzz_validate", record_seeds())
 write("fuzz_json", json_seeds())

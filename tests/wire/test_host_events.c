@@ -16,13 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-typedef struct record_case {
-    const char *kind;
-    const char *record; /* JSON */
-    const char *expect; /* good: a substring of the event's description; bad: the report line */
-} record_case;
-
-static const record_case good_records[] = {
+static const wt_record_case good_records[] = {
     {"unload", "{\"tab\":\"t\",\"seq\":4,\"persisted\":true}", "event unload t=1718000000000000 rt=0 tab=\"t\" seq=4 persisted=1"},
     {"unload", "{\"tab\":\"t\"}", "tab=\"t\" persisted=0"},
     {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"Save\",\"el\":\"b\",\"trusted\":false}",
@@ -41,7 +35,7 @@ static const record_case good_records[] = {
     {"app", "{\"tab\":\"t\",\"name\":\"cart.checkout-started_v2\"}", "name=\"cart.checkout-started_v2\" text=\"\" level=0 data=0"},
 };
 
-static const record_case bad_records[] = {
+static const wt_record_case bad_records[] = {
     {"unload", "{\"tab\":\"t\",\"persisted\":1}",
      "reject wrong_type: uitrail.unload: field \"persisted\" must be a boolean, not an integer"},
     {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"A\",\"el\":\"a\",\"trusted\":0}",
@@ -77,45 +71,16 @@ static const record_case bad_records[] = {
      "reject bad_value: uitrail.app: field \"data\" has 17 keys, over the limit of 16"},
 };
 
-static void decode_record(const char *kind, const char *record, wt_log *log)
-{
-    ut_buf json = UT_BUF_INIT, bytes = UT_BUF_INIT;
-    ut_buf_printf(&json, "[\"uitrail.%s\", 1718000000, %s]", kind, record);
-    wt_json(json.data, &bytes);
-    ut_buf_free(&json);
-    wt_log_init(log);
-    assert_int_equal(wt_decode(bytes.data, bytes.len, 0, log, NULL, 0, NULL), UT_OK);
-    ut_buf_free(&bytes);
-}
-
 static void test_host_events_good_records(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof good_records / sizeof good_records[0]; i++) {
-        const record_case *c = &good_records[i];
-        wt_log log;
-        decode_record(c->kind, c->record, &log);
-        if (log.events != 1 || !strstr(log.text.data, c->expect))
-            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
-                     c->expect);
-        wt_log_free(&log);
-    }
+    wt_check_good_records(good_records, sizeof good_records / sizeof good_records[0]);
 }
 
 static void test_host_events_bad_records_give_reasons(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof bad_records / sizeof bad_records[0]; i++) {
-        const record_case *c = &bad_records[i];
-        wt_log log;
-        decode_record(c->kind, c->record, &log);
-        char want[512];
-        snprintf(want, sizeof want, "%s\n", c->expect);
-        if (log.rejects != 1 || !log.text.data || strcmp(log.text.data, want) != 0)
-            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
-                     want);
-        wt_log_free(&log);
-    }
+    wt_check_bad_records(bad_records, sizeof bad_records / sizeof bad_records[0]);
 }
 
 /* The longest name and key are accepted: the limits are exact. */
@@ -135,7 +100,7 @@ static void test_host_events_limits_are_exact(void **state)
     }
     ut_buf_append_cstr(&record, "}}");
     wt_log log;
-    decode_record("app", record.data, &log);
+    wt_decode_record("app", record.data, &log);
     assert_int_equal(log.events, 1);
     char want[64];
     snprintf(want, sizeof want, "data=%d", UT_APP_DATA_MAX);
@@ -155,7 +120,7 @@ static void test_host_events_text_is_cut(void **state)
     ut_buf_printf(&record, "{\"tab\":\"t\",\"name\":\"n\",\"text\":\"%s\",\"data\":{\"k\":\"%s\"}}", longtext.data,
                   longtext.data);
     wt_log log;
-    decode_record("app", record.data, &log);
+    wt_decode_record("app", record.data, &log);
     assert_int_equal(log.events, 1);
     ut_buf want = UT_BUF_INIT;
     ut_buf_append_cstr(&want, " text=\"");
@@ -187,7 +152,7 @@ static void test_host_events_pack_round_trip(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         wt_log first;
-        decode_record(cases[i][0], cases[i][1], &first);
+        wt_decode_record(cases[i][0], cases[i][1], &first);
         assert_int_equal(first.events, 1);
         /* Decode once more to get the event itself, pack it, decode that. */
         ut_buf json = UT_BUF_INIT, bytes = UT_BUF_INIT, packed = UT_BUF_INIT;

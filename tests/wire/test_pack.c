@@ -60,11 +60,10 @@ static void sample_events(ut_event ev[], size_t *n)
     *n = k;
 }
 
-static void round_trip(bool with_rt)
+/* Packs the `n` events (with their receive times when `with_rt`) and
+ * checks that they decode back to themselves. */
+static void check_round_trip(ut_event *ev, size_t n, bool with_rt)
 {
-    ut_event ev[16];
-    size_t n;
-    sample_events(ev, &n);
     ut_buf bytes = UT_BUF_INIT, want = UT_BUF_INIT;
     for (size_t i = 0; i < n; i++) {
         if (with_rt)
@@ -81,6 +80,14 @@ static void round_trip(bool with_rt)
     wt_log_free(&log);
     ut_buf_free(&bytes);
     ut_buf_free(&want);
+}
+
+static void round_trip(bool with_rt)
+{
+    ut_event ev[16];
+    size_t n;
+    sample_events(ev, &n);
+    check_round_trip(ev, n, with_rt);
 }
 
 static void test_pack_round_trip_every_kind(void **state)
@@ -208,11 +215,43 @@ static void test_pack_ack_out_of_memory(void **state)
     ut_buf_free(&bytes);
 }
 
+/* Every word of every vocabulary (ut_nav_how_names and the others, the one
+ * table the packer and the validator share) packs and decodes back to the
+ * same value. */
+static void test_pack_round_trip_every_word(void **state)
+{
+    (void)state;
+    ut_event ev[64];
+    size_t n = 0;
+    const int64_t t = 1718000000000000;
+    for (int how = 0; how < UT_NAV__COUNT; how++)
+        ev[n++] = (ut_event){.kind = UT_KIND_NAV, .time_us = t, .tab = S("t"), .url = S("/"), .title = S("T"),
+                             .how = (ut_nav_how)how};
+    for (int k = 0; k < UT_CTX__COUNT; k++) {
+        ut_event click = {.kind = UT_KIND_CLICK, .time_us = t, .tab = S("t"), .role = S("button"),
+                          .name = S("B"), .el = S("b"), .sort = (ut_sort)(k % UT_SORT__COUNT),
+                          .state_set = (uint8_t)((1u << UT_STATE__COUNT) - 1), .state_on = (uint8_t)k};
+        click.ctx.kind = (ut_ctx_kind)k;
+        if (k == UT_CTX_ROW) {
+            click.ctx.cells[0] = S("cell");
+            click.ctx.ncells = 1;
+        } else if (k != UT_CTX_NONE) {
+            click.ctx.name = S("ctx");
+        }
+        ev[n++] = click;
+    }
+    for (int level = 0; level < UT_LEVEL__COUNT; level++)
+        ev[n++] = (ut_event){.kind = UT_KIND_ALERT, .time_us = t, .tab = S("t"), .role = S("alert"),
+                             .text = S("x"), .level = (ut_level)level};
+    check_round_trip(ev, n, false);
+}
+
 int wt_run_pack_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pack_round_trip_every_kind),
         cmocka_unit_test(test_pack_round_trip_with_receive_time),
+        cmocka_unit_test(test_pack_round_trip_every_word),
         cmocka_unit_test(test_pack_is_message_mode_with_event_time),
         cmocka_unit_test(test_pack_refuses_what_event_time_cannot_hold),
         cmocka_unit_test(test_pack_out_of_memory_walk),

@@ -6,7 +6,7 @@ int main(void)
 {
     int failed = 0;
     failed += wt_run_forward_tests();
-    failed += wt_run_record_tests();
+    failed += wt_run_validate_tests();
     failed += wt_run_json_tests();
     failed += wt_run_pack_tests();
     failed += wt_run_compressed_tests();

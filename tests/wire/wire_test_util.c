@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -234,4 +235,43 @@ void wt_pack_event_time(msgpack_packer *pk, uint32_t sec, uint32_t nsec)
                           (unsigned char)sec, (unsigned char)(nsec >> 24), (unsigned char)(nsec >> 16),
                           (unsigned char)(nsec >> 8), (unsigned char)nsec};
     msgpack_pack_ext_with_body(pk, b, 8, 0);
+}
+
+void wt_decode_record(const char *kind, const char *record, wt_log *log)
+{
+    ut_buf json = UT_BUF_INIT, bytes = UT_BUF_INIT;
+    ut_buf_printf(&json, "[\"uitrail.%s\", 1718000000, %s]", kind, record);
+    wt_json(json.data, &bytes);
+    ut_buf_free(&json);
+    wt_log_init(log);
+    assert_int_equal(wt_decode(bytes.data, bytes.len, 0, log, NULL, 0, NULL), UT_OK);
+    ut_buf_free(&bytes);
+}
+
+void wt_check_good_records(const wt_record_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const wt_record_case *c = &cases[i];
+        wt_log log;
+        wt_decode_record(c->kind, c->record, &log);
+        if (log.events != 1 || !strstr(log.text.data, c->expect))
+            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
+                     c->expect);
+        wt_log_free(&log);
+    }
+}
+
+void wt_check_bad_records(const wt_record_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const wt_record_case *c = &cases[i];
+        wt_log log;
+        wt_decode_record(c->kind, c->record, &log);
+        char want[512];
+        snprintf(want, sizeof want, "%s\n", c->expect);
+        if (log.rejects != 1 || !log.text.data || strcmp(log.text.data, want) != 0)
+            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
+                     want);
+        wt_log_free(&log);
+    }
 }

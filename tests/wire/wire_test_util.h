@@ -37,6 +37,22 @@ ut_status wt_decode(const void *data, size_t len, size_t step, wt_log *log, char
  * appended to `out`; fails the test when the JSON is rejected. */
 void wt_json(const char *json, ut_buf *out);
 
+/* A record written as JSON, and what the decoder must say of it. */
+typedef struct wt_record_case {
+    const char *kind;   /* the tag is uitrail.<kind> */
+    const char *record; /* JSON */
+    const char *expect; /* good: a substring of the event's description; bad: the report line */
+} wt_record_case;
+
+/* Decodes the one record `record` (JSON) under the tag uitrail.<kind>
+ * into `log` (initialised here). */
+void wt_decode_record(const char *kind, const char *record, wt_log *log);
+/* Each of the `n` cases decodes to one event whose description holds its
+ * `expect`. */
+void wt_check_good_records(const wt_record_case *cases, size_t n);
+/* Each of the `n` cases is rejected with exactly the report line `expect`. */
+void wt_check_bad_records(const wt_record_case *cases, size_t n);
+
 /* The fail-after-N allocator: the first `n` allocations succeed, the rest
  * fail, until wt_alloc_restore(). Returns how many were attempted. */
 void wt_alloc_fail_after(long n);
@@ -50,7 +66,7 @@ void wt_pack_event_time(msgpack_packer *pk, uint32_t sec, uint32_t nsec);
 
 /* Test groups, one per file. */
 int wt_run_forward_tests(void);
-int wt_run_record_tests(void);
+int wt_run_validate_tests(void);
 int wt_run_json_tests(void);
 int wt_run_pack_tests(void);
 int wt_run_compressed_tests(void);

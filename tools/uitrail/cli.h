@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "uitrail/common.h"
+
 /* Exit codes of every command. */
 enum {
     UT_CLI_OK = 0,
@@ -40,6 +42,14 @@ extern const ut_cli_command ut_cli_token; /* token.c: signed per-tab ingest toke
  * returns UT_CLI_USAGE. */
 int ut_cli_usage_error(const ut_cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The usage error for an option getopt_long (optstring ":...") refused:
+ * `opt` ':' is a missing value, anything else an unknown option. */
+int ut_cli_option_error(const ut_cli_command *cmd, int opt, char **argv);
+
+/* Appends `s` percent-encoded (RFC 3986's unreserved characters kept) as
+ * one URL path segment or query value. */
+void ut_cli_append_escaped(ut_buf *out, const char *s);
 
 /* Parses a decimal integer in [min, max]; false for anything else. */
 bool ut_cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);

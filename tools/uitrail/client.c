@@ -196,21 +196,6 @@ static void print_error(const response *r)
     json_decref(doc);
 }
 
-/* Appends `s` percent-encoded as one path segment or query value. */
-static void append_escaped(ut_buf *out, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-            ut_buf_append(out, p, 1);
-        } else {
-            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            ut_buf_append(out, esc, 3);
-        }
-    }
-}
-
 enum { OPT_RUNTIME_DIR = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_TIMEOUT, OPT_JSON };
 
 #define RUNTIME_DIR_OPTION {"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR}
@@ -266,7 +251,7 @@ static int run_trace(const ut_cli_command *self, int argc, char **argv)
         return UT_CLI_FAILED;
     ut_buf target = UT_BUF_INIT;
     ut_buf_append_cstr(&target, "/v1/tabs/");
-    append_escaped(&target, argv[optind]);
+    ut_cli_append_escaped(&target, argv[optind]);
     ut_buf_printf(&target, "/trace?format=%s&limit=%u&max_tokens=%u&framed=%d", format, limit,
                   max_tokens, framed ? 1 : 0);
     response r;
@@ -414,7 +399,7 @@ static int run_wait(const ut_cli_command *self, int argc, char **argv)
         timeout_ms -= slice;
         ut_buf target = UT_BUF_INIT;
         ut_buf_append_cstr(&target, "/v1/tabs/");
-        append_escaped(&target, argv[optind]);
+        ut_cli_append_escaped(&target, argv[optind]);
         ut_buf_printf(&target, "/stable?wait_ms=%u", slice);
         response r;
         bool ok = !target.oom && http_get(&cl, target.data, &r);
@@ -771,7 +756,34 @@ static int64_t monotonic_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int run_send(const ut_cli_command *self, int argc, char **argv)
+/* One `uitrail send`: what it sends, and what it holds while sending. */
+typedef struct send_job {
+    const char *runtime_dir;
+    const char *path;
+    uint32_t speed;    /* 0: as fast as possible */
+    ut_buf data;       /* the stream, then the sync message */
+    size_t stream_len; /* the stream alone */
+    uint64_t invalid;  /* records the validator rejects, said on stderr */
+    pace_plan plan;    /* with a speed */
+    char chunk[64];    /* the sync message's chunk id */
+    int fd;            /* the ingest connection, or -1 */
+    ack_reader acks;
+    bool acks_ready;
+} send_job;
+
+static void send_job_free(send_job *j)
+{
+    if (j->acks_ready)
+        ack_reader_free(&j->acks);
+    if (j->fd >= 0)
+        close(j->fd);
+    ut_free(j->plan.messages);
+    ut_buf_free(&j->data);
+}
+
+/* Parses the options and FILE into `j`. Returns UT_CLI_OK, or the exit
+ * status of a bad command line (said on stderr). */
+static int send_parse(const ut_cli_command *self, int argc, char **argv, send_job *j)
 {
     enum { OPT_SPEED = OPT_JSON + 1 };
     static const struct option opts[] = {
@@ -779,19 +791,17 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
         RUNTIME_DIR_OPTION,
         {NULL, 0, NULL, 0},
     };
-    const char *runtime_dir = NULL;
-    uint32_t speed = 0; /* 0: as fast as possible */
     int ch;
     optind = 0;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (ch == OPT_RUNTIME_DIR) {
-            runtime_dir = optarg;
+            j->runtime_dir = optarg;
         } else if (ch == OPT_SPEED) {
             if (strcmp(optarg, "max") == 0)
-                speed = 0;
+                j->speed = 0;
             else if (strcmp(optarg, "1") == 0 || strcmp(optarg, "10") == 0)
-                speed = (uint32_t)atoi(optarg);
+                j->speed = (uint32_t)atoi(optarg);
             else
                 return ut_cli_usage_error(self, "--speed %s: use 1 (the original pace), 10 or max", optarg);
         } else {
@@ -800,112 +810,126 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
     }
     if (argc - optind != 1)
         return ut_cli_usage_error(self, "name exactly one file (or -)");
-    const char *path = argv[optind];
-    int in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    j->path = argv[optind];
+    return UT_CLI_OK;
+}
+
+/* Reads the input, makes it a Forward stream, plans its pace and appends
+ * the sync message. False when that failed (said on stderr). */
+static bool send_prepare(send_job *j)
+{
+    int in = strcmp(j->path, "-") == 0 ? STDIN_FILENO : open(j->path, O_RDONLY | O_CLOEXEC);
     if (in < 0) {
-        fprintf(stderr, "uitrail: cannot open %s: %s\n", path, strerror(errno));
-        return UT_CLI_FAILED;
+        fprintf(stderr, "uitrail: cannot open %s: %s\n", j->path, strerror(errno));
+        return false;
     }
-    ut_buf data = UT_BUF_INIT;
-    bool read_ok = read_whole(in, &data);
+    bool read_ok = read_whole(in, &j->data);
     if (in != STDIN_FILENO)
         close(in);
     if (!read_ok) {
-        fprintf(stderr, "uitrail: cannot read %s: %s\n", path, data.oom ? "out of memory" : strerror(errno));
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
+        fprintf(stderr, "uitrail: cannot read %s: %s\n", j->path, j->data.oom ? "out of memory" : strerror(errno));
+        return false;
     }
-    pace_plan plan = {0};
-    if (!send_input_to_stream(path, &data) || (speed && !pace_plan_build(path, &data, speed, &plan))) {
-        ut_free(plan.messages);
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
-    }
-    size_t stream_len = data.len;
-    uint64_t invalid = invalid_records(path, &data);
-    if (invalid == UINT64_MAX) {
+    if (!send_input_to_stream(j->path, &j->data) ||
+        (j->speed && !pace_plan_build(j->path, &j->data, j->speed, &j->plan)))
+        return false;
+    j->stream_len = j->data.len;
+    j->invalid = invalid_records(j->path, &j->data);
+    if (j->invalid == UINT64_MAX) {
         fprintf(stderr, "uitrail: out of memory\n");
-        ut_free(plan.messages);
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
+        return false;
     }
-    char chunk[64];
-    snprintf(chunk, sizeof chunk, "uitrail-send-%ld", (long)getpid());
-    if (pack_sync(&data, chunk) != UT_OK) {
+    snprintf(j->chunk, sizeof j->chunk, "uitrail-send-%ld", (long)getpid());
+    if (pack_sync(&j->data, j->chunk) != UT_OK) {
         fprintf(stderr, "uitrail: out of memory\n");
-        ut_free(plan.messages);
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
+        return false;
     }
-    client cl;
-    int fd = -1;
-    if (!client_init(&cl, runtime_dir) || (fd = client_connect(&cl, UT_INGEST_SOCKET_NAME)) < 0) {
-        ut_free(plan.messages);
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
-    }
-    ack_reader acks;
-    if (!ack_reader_init(&acks, chunk)) {
-        fprintf(stderr, "uitrail: out of memory\n");
-        close(fd);
-        ut_free(plan.messages);
-        ut_buf_free(&data);
-        return UT_CLI_FAILED;
-    }
-    /* Read acks while writing, so that neither side blocks on a full
-     * socket buffer; then wait for the sync ack. Paced, only the messages
-     * that are due may be written; the sync message follows the last. */
+    return true;
+}
+
+/* How much of the data may be written by now, and how long to wait for
+ * the next message to be due (-1: no wait): paced, only the messages that
+ * are due; the sync message follows the last. */
+static size_t send_limit(const send_job *j, int64_t elapsed_us, size_t *next_message, int *timeout_ms)
+{
+    *timeout_ms = -1;
+    if (!j->speed)
+        return j->data.len;
+    while (*next_message < j->plan.n && j->plan.messages[*next_message].due_us <= elapsed_us)
+        (*next_message)++;
+    if (*next_message == j->plan.n)
+        return j->data.len;
+    int64_t wait_us = j->plan.messages[*next_message].due_us - elapsed_us;
+    *timeout_ms = (int)((wait_us + 999) / 1000);
+    return *next_message ? j->plan.messages[*next_message - 1].end : 0;
+}
+
+/* Writes the data while reading acks, so that neither side blocks on a
+ * full socket buffer, until the sync ack. False when the daemon closed
+ * the connection first; *sent says how far it got. */
+static bool send_stream(send_job *j, int64_t start_us, size_t *sent)
+{
     bool ok = true;
-    size_t sent = 0, next_message = 0;
-    int64_t start_us = monotonic_us();
-    while (ok && !acks.found) {
-        size_t limit = data.len;
-        int timeout_ms = -1;
-        if (speed) {
-            int64_t elapsed = monotonic_us() - start_us;
-            while (next_message < plan.n && plan.messages[next_message].due_us <= elapsed)
-                next_message++;
-            if (next_message < plan.n) {
-                limit = next_message ? plan.messages[next_message - 1].end : 0;
-                int64_t wait_us = plan.messages[next_message].due_us - elapsed;
-                timeout_ms = (int)((wait_us + 999) / 1000);
-            }
-        }
-        struct pollfd pfd = {fd, (short)(POLLIN | (sent < limit ? POLLOUT : 0)), 0};
+    size_t next_message = 0;
+    *sent = 0;
+    while (ok && !j->acks.found) {
+        int timeout_ms;
+        size_t limit = send_limit(j, monotonic_us() - start_us, &next_message, &timeout_ms);
+        struct pollfd pfd = {j->fd, (short)(POLLIN | (*sent < limit ? POLLOUT : 0)), 0};
         int rc = poll(&pfd, 1, timeout_ms);
         if (rc < 0) {
             ok = errno == EINTR;
             continue;
         }
         if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
-            ok = ack_reader_read(&acks, fd);
+            ok = ack_reader_read(&j->acks, j->fd);
             if (!ok)
                 break;
         }
-        if (sent < limit && (pfd.revents & POLLOUT)) {
-            ssize_t n = send(fd, data.data + sent, limit - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (*sent < limit && (pfd.revents & POLLOUT)) {
+            ssize_t n = send(j->fd, j->data.data + *sent, limit - *sent, MSG_DONTWAIT | MSG_NOSIGNAL);
             if (n > 0)
-                sent += (size_t)n;
+                *sent += (size_t)n;
             else if (n < 0 && errno != EAGAIN && errno != EINTR)
                 ok = false;
         }
     }
-    const char *pace = speed == 1 ? " at the original pace" : speed == 10 ? " at 10x the original pace" : "";
+    return ok;
+}
+
+static int run_send(const ut_cli_command *self, int argc, char **argv)
+{
+    send_job j = {.data = UT_BUF_INIT, .fd = -1};
+    int rc = send_parse(self, argc, argv, &j);
+    if (rc != UT_CLI_OK)
+        return rc;
+    client cl;
+    bool ok = send_prepare(&j) && client_init(&cl, j.runtime_dir) &&
+              (j.fd = client_connect(&cl, UT_INGEST_SOCKET_NAME)) >= 0;
+    if (ok && !(j.acks_ready = ack_reader_init(&j.acks, j.chunk))) {
+        fprintf(stderr, "uitrail: out of memory\n");
+        ok = false;
+    }
+    if (!ok) {
+        send_job_free(&j);
+        return UT_CLI_FAILED;
+    }
+    size_t sent;
+    int64_t start_us = monotonic_us();
+    ok = send_stream(&j, start_us, &sent);
+    const char *pace = j.speed == 1 ? " at the original pace" : j.speed == 10 ? " at 10x the original pace" : "";
     double took = (double)(monotonic_us() - start_us) / 1e6;
-    if (ok && invalid)
+    if (ok && j.invalid)
         fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild rejected %llu invalid record%s "
                         "(the warnings above say why) and applied the rest\n",
-                stream_len, pace, took, (unsigned long long)invalid, invalid == 1 ? "" : "s");
+                j.stream_len, pace, took, (unsigned long long)j.invalid, j.invalid == 1 ? "" : "s");
     else if (ok)
-        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild applied them\n", stream_len, pace, took);
+        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild applied them\n", j.stream_len, pace, took);
     else
         fprintf(stderr, "uitrail: uitraild closed the ingest connection after %zu of %zu bytes "
-                        "(see its log: the input may be malformed)\n", sent, data.len);
-    ack_reader_free(&acks);
-    close(fd);
-    ut_free(plan.messages);
-    ut_buf_free(&data);
-    return ok && !invalid ? 0 : 1;
+                        "(see its log: the input may be malformed)\n", sent, j.data.len);
+    send_job_free(&j);
+    return ok && !j.invalid ? UT_CLI_OK : UT_CLI_FAILED;
 }
 
 const ut_cli_command ut_cli_trace = {

@@ -39,10 +39,14 @@ static ut_status on_event(void *ud, const ut_event *ev)
 {
     ut_cli_drive *d = ud;
     ut_status st;
+    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
+    if (d->has_until && clock > d->until_us) {
+        d->past_until++;
+        return UT_OK;
+    }
     if (d->before_event && (st = d->before_event(d->ud, ev)) != UT_OK)
         return d->fatal = st;
     d->events++;
-    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
     if (clock > d->last_clock_us)
         d->last_clock_us = clock;
     ut_engine_advance(d->engine, clock);
@@ -80,7 +84,7 @@ static void on_ignored(void *ud, ut_str tag)
 ut_status ut_cli_drive_begin(ut_cli_drive *d)
 {
     d->last_clock_us = INT64_MIN;
-    d->events = d->rejected = d->ignored = d->duplicates = d->not_applied = d->damage = 0;
+    d->events = d->rejected = d->ignored = d->duplicates = d->not_applied = d->damage = d->past_until = 0;
     d->fatal = UT_OK;
     if (ut_fwd_decoder_new(&d->decoder) != UT_OK)
         return UT_ENOMEM;

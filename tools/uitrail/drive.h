@@ -47,10 +47,16 @@ typedef struct ut_cli_drive {
     ut_status (*after_event)(void *ud, const ut_event *ev);
     ut_fwd_label_fn on_label;
     void *ud;
+    /* With has_until, events whose engine-clock time is past until_us
+     * (`uitrail replay --at`) are decoded but not applied, and no hook
+     * sees them. */
+    bool has_until;
+    int64_t until_us;
 
     /* Filled while driving. */
     int64_t last_clock_us; /* the latest engine-clock time of an event */
     uint64_t events, rejected, ignored, duplicates, not_applied, damage;
+    uint64_t past_until; /* events left out by has_until */
     ut_status fatal;          /* a hook or engine failure that stopped the drive */
     ut_fwd_decoder *decoder;  /* NULL before begin and after end */
 } ut_cli_drive;

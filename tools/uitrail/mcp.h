@@ -76,8 +76,6 @@ bool ut__mcp_http_over(const ut__mcp_http *h);
 /* Closes the socket (a cancelled call) and frees what the request holds. */
 void ut__mcp_http_free(ut__mcp_http *h);
 
-/* Appends `s` percent-encoded as one path segment or query value. */
-void ut__mcp_append_escaped(ut_buf *out, const char *s);
 
 /* ---- mcp_tools.c ---- */
 

@@ -37,20 +37,6 @@ static void set_state(ut__mcp_http *h, ut__mcp_http_state state, const char *fmt
     }
 }
 
-void ut__mcp_append_escaped(ut_buf *out, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '_' || *p == '.' || *p == '~') {
-            ut_buf_append(out, p, 1);
-        } else {
-            char esc[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            ut_buf_append(out, esc, 3);
-        }
-    }
-}
-
 /* Reads the bearer token: one line of at most UT_TOKEN_MAX_BYTES. */
 static bool read_token(const ut__mcp_daemon *d, char *out, size_t cap, char *err, size_t errlen)
 {

@@ -8,6 +8,7 @@
  * result with isError (MCP 2025-11-25: errors the model can act on are
  * reported in the result, not as JSON-RPC errors), with a message that
  * says what to do next. */
+#include "cli.h"
 #include "mcp.h"
 
 #include <math.h>
@@ -166,7 +167,7 @@ static const char *const format_choices[] = {"text", "json", "compact", NULL};
 static json_t *build_recent_activity(ut__mcp_call *c)
 {
     ut_buf_append_cstr(&c->target, "/v1/tabs/");
-    ut__mcp_append_escaped(&c->target, c->v.str[TAB_PARAM]);
+    ut_cli_append_escaped(&c->target, c->v.str[TAB_PARAM]);
     ut_buf_printf(&c->target, "/trace?format=%s&max_tokens=%lld&framed=%d", c->v.str[RA_FORMAT],
                   c->v.num[RA_MAX_TOKENS], c->v.num[RA_FRAMED] ? 1 : 0);
     return NULL;
@@ -200,7 +201,7 @@ static json_t *build_wait_until_stable(ut__mcp_call *c)
                                   "(its time), not both");
     c->wait_ms = c->v.num[WAIT_TIMEOUT_MS];
     ut_buf_append_cstr(&c->target, "/v1/tabs/");
-    ut__mcp_append_escaped(&c->target, c->v.str[TAB_PARAM]);
+    ut_cli_append_escaped(&c->target, c->v.str[TAB_PARAM]);
     ut_buf_printf(&c->target, "/stable?wait_ms=%lld", c->v.num[WAIT_TIMEOUT_MS]);
     if (c->v.given[WAIT_AFTER])
         ut_buf_printf(&c->target, "&after=%lld", c->v.num[WAIT_AFTER]);

@@ -19,10 +19,6 @@
 #include "uitrail/record.h"
 #include "uitrail/wire.h"
 
-/* What note_tab stops the drive with once an event is past --at. Nothing
- * else in a drive returns it, so it means "reached", not a failure. */
-#define REPLAY_REACHED_AT UT_EAGAIN
-
 typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_COMPACT, OUT_MARKS } output_format;
 
 /* The tabs of the stream in order of first appearance (owned copies), with
@@ -131,15 +127,12 @@ static ut_status tab_order_note(tab_order *t, ut_str tab)
     return UT_OK;
 }
 
-/* Remembers each event's tab before the drive applies it, and stops the
- * drive at the first event past --at. */
+/* Remembers each event's tab before the drive applies it. */
 static ut_status note_tab(void *ud, const ut_event *ev)
 {
     replay *r = ud;
     if (r->fatal != UT_OK)
         return r->fatal;
-    if (r->has_at && (ev->rt_us ? ev->rt_us : ev->time_us) > r->at_us)
-        return REPLAY_REACHED_AT;
     return tab_order_note(&r->tabs, ev->tab);
 }
 
@@ -383,7 +376,18 @@ static const char replay_help[] =
     "error (with its byte offset) goes to stderr, and the exit status is 1.\n"
     "Bad arguments exit with status 2.\n";
 
-static int replay_run(const ut_cli_command *self, int argc, char **argv)
+/* What the command line asks besides `replay`'s own fields: the trace
+ * options, the engine parameters, and which of those it set (they win
+ * over a recording's). */
+typedef struct replay_args {
+    ut_trace_opts opts;
+    ut_config cfg;
+    bool ring_given, debounce_given, model_given;
+} replay_args;
+
+/* Parses the options and FILE into `r` and `a`. Returns UT_CLI_OK, or
+ * the exit status of a bad command line (said on stderr). */
+static int replay_parse(const ut_cli_command *self, int argc, char **argv, replay *r, replay_args *a)
 {
     enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT };
     static const struct option options[] = {
@@ -398,13 +402,8 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         {"at", required_argument, NULL, OPT_AT},
         {NULL, 0, NULL, 0},
     };
-    replay r = {.format = OUT_TEXT, .line = UT_BUF_INIT};
-    ut_trace_opts opts = UT_TRACE_OPTS_DEFAULT;
-    ut_config cfg;
-    ut_config_defaults(&cfg);
-    /* Which parameters the command line sets: they win over a recording's. */
-    bool ring_given = false, debounce_given = false, model_given = false;
-
+    *a = (replay_args){.opts = UT_TRACE_OPTS_DEFAULT};
+    ut_config_defaults(&a->cfg);
     optind = 1;
     opterr = 0;
     int opt;
@@ -413,185 +412,222 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         case OPT_TAB:
             if (optarg[0] == '\0' || strlen(optarg) > UT_TAB_MAX_BYTES)
                 return ut_cli_usage_error(self, "--tab wants a tab id of 1 to %d bytes", UT_TAB_MAX_BYTES);
-            r.only_tab = optarg;
+            r->only_tab = optarg;
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
-                r.format = OUT_TEXT;
+                r->format = OUT_TEXT;
             else if (strcmp(optarg, "json") == 0)
-                r.format = OUT_JSON;
+                r->format = OUT_JSON;
             else if (strcmp(optarg, "compact") == 0)
-                r.format = OUT_COMPACT;
+                r->format = OUT_COMPACT;
             else if (strcmp(optarg, "marks") == 0)
-                r.format = OUT_MARKS;
+                r->format = OUT_MARKS;
             else
                 return ut_cli_usage_error(self, "--format '%s': use text, json, compact or marks", optarg);
             break;
         case OPT_LIMIT:
-            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &opts.limit))
+            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &a->opts.limit))
                 return ut_cli_usage_error(self, "--limit '%s': use a number from 1 to %d", optarg, UT_TRACE_LIMIT_MAX);
             break;
         case OPT_MAX_TOKENS:
-            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_MAX_TOKENS_MAX, &opts.max_tokens))
+            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_MAX_TOKENS_MAX, &a->opts.max_tokens))
                 return ut_cli_usage_error(self, "--max-tokens '%s': use a number from 1 to %d", optarg,
                                           UT_TRACE_MAX_TOKENS_MAX);
             break;
         case OPT_FRAMED:
-            opts.framed = true;
+            a->opts.framed = true;
             break;
         case OPT_RING:
-            if (!ut_cli_parse_u32(optarg, UT_RING_MIN, UT_RING_MAX, &cfg.ring_size))
+            if (!ut_cli_parse_u32(optarg, UT_RING_MIN, UT_RING_MAX, &a->cfg.ring_size))
                 return ut_cli_usage_error(self, "--ring '%s': use a number from %d to %d", optarg, UT_RING_MIN,
                                           UT_RING_MAX);
-            ring_given = true;
+            a->ring_given = true;
             break;
         case OPT_DEBOUNCE:
-            if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &cfg.debounce_ms))
+            if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &a->cfg.debounce_ms))
                 return ut_cli_usage_error(self, "--debounce-ms '%s': use a number from 0 to %d", optarg,
                                           UT_DEBOUNCE_MAX_MS);
-            debounce_given = true;
+            a->debounce_given = true;
             break;
-        case OPT_MODEL:
-            if (strcmp(optarg, "uitrail") == 0)
-                ut_stab_params_defaults_for(&cfg.stab, UT_STAB_MODEL_UITRAIL);
-            else if (strcmp(optarg, "domquake") == 0)
-                ut_stab_params_defaults_for(&cfg.stab, UT_STAB_MODEL_DOMQUAKE);
-            else
+        case OPT_MODEL: {
+            ut_stab_model model;
+            if (ut_stab_model_from_name(optarg, &model) != UT_OK)
                 return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
-            model_given = true;
+            ut_stab_params_defaults_for(&a->cfg.stab, model);
+            a->model_given = true;
             break;
+        }
         case OPT_AT:
-            if (!parse_at(optarg, &r.at_us))
+            if (!parse_at(optarg, &r->at_us))
                 return ut_cli_usage_error(self, "--at '%s': use an ISO 8601 UTC time like 2024-05-14T13:31:58Z or "
                                           "milliseconds since the epoch", optarg);
-            r.has_at = true;
+            r->has_at = true;
             break;
-        case ':':
-            return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ut_cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+            return ut_cli_option_error(self, opt, argv);
         }
     }
     if (optind >= argc)
         return ut_cli_usage_error(self, "missing FILE (use - for standard input)");
     if (optind + 1 < argc)
         return ut_cli_usage_error(self, "unexpected argument '%s'", argv[optind + 1]);
-    r.path = argv[optind];
-    opts.format = r.format == OUT_JSON || r.format == OUT_COMPACT ? UT_TRACE_JSON : UT_TRACE_TEXT;
-    opts.compact = r.format == OUT_COMPACT;
-    if (r.format != OUT_MARKS)
-        r.opts = &opts;
+    r->path = argv[optind];
+    a->opts.format = r->format == OUT_JSON || r->format == OUT_COMPACT ? UT_TRACE_JSON : UT_TRACE_TEXT;
+    a->opts.compact = r->format == OUT_COMPACT;
+    if (r->format != OUT_MARKS)
+        r->opts = &a->opts;
+    return UT_CLI_OK;
+}
 
-    FILE *in = strcmp(r.path, "-") == 0 ? stdin : fopen(r.path, "rb");
-    if (!in)
-        return ut_cli_usage_error(self, "cannot open %s: %s", r.path, strerror(errno));
+/* The input of a replay. A recording is read whole (as the drive would)
+ * to start the engine with its recorded parameters; other inputs stream
+ * from `in`. */
+typedef struct replay_source {
+    FILE *in;
+    bool whole;
+    ut_cli_input input; /* when whole */
+    ut_rec_reader *reader;
+} replay_source;
 
-    /* A recording is read whole (as the drive would) to start the engine
-     * with its recorded parameters; other inputs stream from `in`. */
-    char err[256] = "";
-    int exit_code = UT_CLI_FAILED;
-    ut_cli_input input_whole = {.bytes = UT_BUF_INIT};
-    ut_rec_reader *reader = NULL;
-    bool whole = false;
-    if (in != stdin) {
-        unsigned char magic[4];
-        size_t got = fread(magic, 1, sizeof magic, in);
-        size_t path_len = strlen(r.path), suffix_len = strlen(UT_REC_FILE_SUFFIX);
-        whole = ut_cli_input_kind_of(magic, got) == UT_CLI_INPUT_RECORDING ||
-                (path_len >= suffix_len && strcmp(r.path + path_len - suffix_len, UT_REC_FILE_SUFFIX) == 0);
-        rewind(in);
-    }
-    ut_status st = UT_OK;
-    if (whole) {
-        ut_config recorded;
-        if ((st = ut_rec_reader_new(&reader)) != UT_OK)
-            goto report;
-        if (recorded_config(r.path, &input_whole, reader, &recorded)) {
-            if (ring_given)
-                recorded.ring_size = cfg.ring_size;
-            if (debounce_given)
-                recorded.debounce_ms = cfg.debounce_ms;
-            if (model_given)
-                recorded.stab = cfg.stab;
-            cfg = recorded;
-        } else if (input_whole.bytes.data) {
-            fprintf(stderr, "uitrail replay: %s: warning: no readable uitrail.meta entry: replaying with the "
-                            "default engine parameters\n", r.path);
-        } else {
-            goto done; /* the loader said why */
-        }
-    }
-    st = ut_engine_new(&cfg, &r.engine, err, sizeof err);
-    if (st == UT_EINVAL) {
-        exit_code = ut_cli_usage_error(self, "%s", err);
-        goto done;
-    }
-    if (st != UT_OK)
-        goto report;
-    const ut_observer obs = {.on_mark = r.format == OUT_MARKS ? on_mark : NULL, .on_applied = on_applied,
-                             .ud = &r};
-    ut_engine_set_observer(r.engine, &obs);
+/* Whether the opened input at `path` is a recording: its zstd magic, or
+ * its name. */
+static bool is_recording(const char *path, FILE *in)
+{
+    unsigned char magic[4];
+    size_t got = fread(magic, 1, sizeof magic, in);
+    rewind(in);
+    size_t path_len = strlen(path), suffix_len = strlen(UT_REC_FILE_SUFFIX);
+    return ut_cli_input_kind_of(magic, got) == UT_CLI_INPUT_RECORDING ||
+           (path_len >= suffix_len && strcmp(path + path_len - suffix_len, UT_REC_FILE_SUFFIX) == 0);
+}
 
-    ut_cli_drive drive = {.command = "replay", .path = r.path, .engine = r.engine, .before_event = note_tab,
-                          .ud = &r};
+/* Makes `a->cfg` the recording's parameters with the command line's
+ * overrides. False when the file cannot be loaded (the loader said why);
+ * a recording without a readable meta entry keeps the defaults, with a
+ * warning. */
+static bool replay_recorded_config(const replay *r, replay_args *a, replay_source *src)
+{
+    ut_config recorded;
+    if (recorded_config(r->path, &src->input, src->reader, &recorded)) {
+        if (a->ring_given)
+            recorded.ring_size = a->cfg.ring_size;
+        if (a->debounce_given)
+            recorded.debounce_ms = a->cfg.debounce_ms;
+        if (a->model_given)
+            recorded.stab = a->cfg.stab;
+        a->cfg = recorded;
+        return true;
+    }
+    if (!src->input.bytes.data)
+        return false;
+    fprintf(stderr, "uitrail replay: %s: warning: no readable uitrail.meta entry: replaying with the "
+                    "default engine parameters\n", r->path);
+    return true;
+}
+
+/* Drives the input into the engine; what was applied then settles, or at
+ * --at the clock stops at that very time. Returns the input's fate
+ * (UT_OK, or why it stopped early); UT_ENOMEM stops the replay. */
+static ut_status replay_drive(replay *r, replay_source *src)
+{
+    ut_cli_drive drive = {.command = "replay", .path = r->path, .engine = r->engine, .before_event = note_tab,
+                          .ud = r, .has_until = r->has_at, .until_us = r->at_us};
     ut_status input = ut_cli_drive_begin(&drive);
     if (input == UT_OK)
-        input = whole ? ut_cli_drive_input(&drive, &input_whole, reader) : ut_cli_drive_file(&drive, in);
-    if (input == REPLAY_REACHED_AT)
-        input = UT_OK;
-    if (input == UT_ENOMEM) {
-        ut_cli_drive_end(&drive);
-        st = input;
-        goto report;
+        input = src->whole ? ut_cli_drive_input(&drive, &src->input, src->reader)
+                           : ut_cli_drive_file(&drive, src->in);
+    if (input != UT_ENOMEM) {
+        if (r->has_at)
+            ut_engine_advance(r->engine, r->at_us);
+        else
+            ut_cli_drive_settle(&drive);
     }
-    /* Whatever the input's fate, what was applied settles and prints; at
-     * --at, the clock stops at that very time instead. */
-    if (r.has_at)
-        ut_engine_advance(r.engine, r.at_us);
-    else
-        ut_cli_drive_settle(&drive);
     ut_cli_drive_end(&drive);
-    if (r.fatal != UT_OK) {
-        st = r.fatal;
-        goto report;
-    }
-    if (r.format != OUT_MARKS) {
-        if (r.only_tab) {
-            st = print_trace(&r, ut_str_cstr(r.only_tab), &opts, false);
-            if (st == UT_ENOENT && input == UT_OK) {
-                fprintf(stderr, "uitrail replay: %s: no tab \"%s\" (closed, or never seen)\n", r.path, r.only_tab);
-                goto done;
-            }
-            if (st == UT_ENOENT)
-                st = UT_OK;
-        } else {
-            st = print_all(&r, &opts);
-        }
-        if (st != UT_OK)
-            goto report;
-    }
     /* A damaged recording prints what could be read, and says so in its
      * exit status: a script must not take part of a session for all of it. */
     if (input == UT_OK && drive.damage) {
-        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printed what "
-                        "could be read\n", r.path, drive.damage, drive.damage == 1 ? "" : "s");
+        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printing what "
+                        "could be read\n", r->path, drive.damage, drive.damage == 1 ? "" : "s");
         input = UT_EIO;
     }
-    exit_code = input == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
-    goto done;
+    return input;
+}
 
+/* Prints the traces once the input is applied. UT_ENOENT: --tab names no
+ * tab of a complete input (said on stderr). */
+static ut_status replay_print(replay *r, const replay_args *a, ut_status input)
+{
+    if (r->format == OUT_MARKS)
+        return UT_OK; /* printed as they happened */
+    if (!r->only_tab)
+        return print_all(r, &a->opts);
+    ut_status st = print_trace(r, ut_str_cstr(r->only_tab), &a->opts, false);
+    if (st == UT_ENOENT && input == UT_OK) {
+        fprintf(stderr, "uitrail replay: %s: no tab \"%s\" (closed, or never seen)\n", r->path, r->only_tab);
+        return UT_ENOENT;
+    }
+    return st == UT_ENOENT ? UT_OK : st;
+}
+
+/* Starts the engine, drives the input and prints; returns the exit
+ * status. Failures are reported here. */
+static int replay_source_run(const ut_cli_command *self, replay *r, replay_args *a, replay_source *src)
+{
+    char err[256] = "";
+    ut_status st = UT_OK;
+    if (src->whole) {
+        if ((st = ut_rec_reader_new(&src->reader)) != UT_OK)
+            goto report;
+        if (!replay_recorded_config(r, a, src))
+            return UT_CLI_FAILED;
+    }
+    st = ut_engine_new(&a->cfg, &r->engine, err, sizeof err);
+    if (st == UT_EINVAL)
+        return ut_cli_usage_error(self, "%s", err);
+    if (st != UT_OK)
+        goto report;
+    const ut_observer obs = {.on_mark = r->format == OUT_MARKS ? on_mark : NULL, .on_applied = on_applied,
+                             .ud = r};
+    ut_engine_set_observer(r->engine, &obs);
+    ut_status input = replay_drive(r, src);
+    if ((st = input == UT_ENOMEM ? input : r->fatal) != UT_OK)
+        goto report;
+    st = replay_print(r, a, input);
+    if (st == UT_ENOENT)
+        return UT_CLI_FAILED;
+    if (st != UT_OK)
+        goto report;
+    return input == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
 report:
-    fprintf(stderr, "uitrail replay: %s: %s\n", r.path, ut_status_str(st));
-done:
-    if (in != stdin)
-        fclose(in);
+    fprintf(stderr, "uitrail replay: %s: %s\n", r->path, ut_status_str(st));
+    return UT_CLI_FAILED;
+}
+
+static int replay_run(const ut_cli_command *self, int argc, char **argv)
+{
+    replay r = {.format = OUT_TEXT, .line = UT_BUF_INIT};
+    replay_args a;
+    int exit_code = replay_parse(self, argc, argv, &r, &a);
+    if (exit_code != UT_CLI_OK)
+        return exit_code;
+    replay_source src = {.input = {.bytes = UT_BUF_INIT}};
+    src.in = strcmp(r.path, "-") == 0 ? stdin : fopen(r.path, "rb");
+    if (!src.in)
+        return ut_cli_usage_error(self, "cannot open %s: %s", r.path, strerror(errno));
+    src.whole = src.in != stdin && is_recording(r.path, src.in);
+
+    exit_code = replay_source_run(self, &r, &a, &src);
+
+    if (src.in != stdin)
+        fclose(src.in);
     if (fflush(stdout) != 0 && exit_code == UT_CLI_OK) {
         fprintf(stderr, "uitrail replay: writing the output failed: %s\n", strerror(errno));
         exit_code = UT_CLI_FAILED;
     }
     ut_engine_free(r.engine);
-    ut_rec_reader_free(reader);
-    ut_cli_input_free(&input_whole);
+    ut_rec_reader_free(src.reader);
+    ut_cli_input_free(&src.input);
     tab_order_free(&r.tabs);
     ut_buf_free(&r.line);
     return exit_code;

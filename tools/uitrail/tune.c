@@ -806,94 +806,6 @@ static void print_params(const ut_stab_params *p)
 
 /* ---- The SVG plot ---- */
 
-typedef struct plot_run {
-    ut_engine *engine;
-    ut_str tab;
-    int64_t step_us;
-    int64_t next_sample_us; /* engine clock; INT64_MIN before the first event */
-    int64_t offset_us;      /* engine clock minus sender time, of the tab's last event */
-    ut_tune_sample *samples;
-    size_t nsamples, cap;
-    ut_tune_plot_mark *marks;
-    size_t nmarks, cap_marks;
-    ut_status failed;
-} plot_run;
-
-static ut_status plot_sample(plot_run *pr, int64_t clock_us)
-{
-    ut_tab_info info;
-    if (ut_engine_tab_info(pr->engine, pr->tab, &info) != UT_OK)
-        return UT_OK; /* the tab has not appeared yet, or is gone */
-    if (pr->nsamples == UT_TUNE_SVG_SAMPLES_MAX) {
-        /* The step chosen from the truth's span does not count the samples
-         * taken at events nor the time around the truth: when the cap is
-         * reached, every other sample goes and the step doubles, so the
-         * plot keeps spanning the whole session. */
-        for (size_t i = 0; i < pr->nsamples / 2; i++)
-            pr->samples[i] = pr->samples[2 * i + 1];
-        pr->nsamples /= 2;
-        pr->step_us *= 2;
-    }
-    if (pr->nsamples == pr->cap) {
-        size_t cap = pr->cap ? pr->cap * 2 : 1024;
-        ut_tune_sample *v = ut_realloc(pr->samples, cap * sizeof *v);
-        if (!v)
-            return UT_ENOMEM;
-        pr->samples = v;
-        pr->cap = cap;
-    }
-    pr->samples[pr->nsamples++] = (ut_tune_sample){clock_us - pr->offset_us, info.page.intensity, info.page.busy};
-    return UT_OK;
-}
-
-/* Samples every step up to `clock_us` (exclusive), advancing the engine:
- * advancing in steps gives the same marks as in one (stability.h). */
-static ut_status plot_until(plot_run *pr, int64_t clock_us)
-{
-    if (pr->next_sample_us == INT64_MIN)
-        pr->next_sample_us = clock_us;
-    for (; pr->next_sample_us < clock_us; pr->next_sample_us += pr->step_us) {
-        ut_engine_advance(pr->engine, pr->next_sample_us);
-        ut_status st = plot_sample(pr, pr->next_sample_us);
-        if (st != UT_OK)
-            return st;
-    }
-    return UT_OK;
-}
-
-static ut_status plot_before(void *ud, const ut_event *ev)
-{
-    return plot_until(ud, ev->rt_us ? ev->rt_us : ev->time_us);
-}
-
-static ut_status plot_after(void *ud, const ut_event *ev)
-{
-    plot_run *pr = ud;
-    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
-    if (!ut_str_eq(ev->tab, pr->tab))
-        return UT_OK;
-    pr->offset_us = clock - ev->time_us;
-    return plot_sample(pr, clock);
-}
-
-static void plot_mark(void *ud, ut_str tab, const ut_mark *m)
-{
-    plot_run *pr = ud;
-    if (!ut_str_eq(tab, pr->tab) || pr->failed != UT_OK)
-        return;
-    if (pr->nmarks == pr->cap_marks) {
-        size_t cap = pr->cap_marks ? pr->cap_marks * 2 : 16;
-        ut_tune_plot_mark *v = ut_realloc(pr->marks, cap * sizeof *v);
-        if (!v) {
-            pr->failed = UT_ENOMEM;
-            return;
-        }
-        pr->marks = v;
-        pr->cap_marks = cap;
-    }
-    pr->marks[pr->nmarks++] = (ut_tune_plot_mark){m->time_us, m->state};
-}
-
 /* Writes the plot of session `s` under `params` to `svg_path`. */
 static int write_svg(tune_session *s, const ut_stab_params *p, const char *setting_name, const char *svg_path)
 {
@@ -903,38 +815,11 @@ static int write_svg(tune_session *s, const ut_stab_params *p, const char *setti
     ut_config cfg;
     ut_config_defaults(&cfg);
     cfg.stab = *p;
-    char err[256];
-    plot_run pr = {.tab = ut_str_from(tab->id, tab->len), .next_sample_us = INT64_MIN};
-    ut_status st = ut_engine_new(&cfg, &pr.engine, err, sizeof err);
-    ut_rec_reader *reader = NULL;
-    if (st == UT_OK)
-        st = ut_rec_reader_new(&reader);
     /* The session's span, from its truth, sets the sampling step. */
     int64_t first = tab->starts.n ? tab->starts.v[0] : tab->settles.v[0];
     int64_t last = tab->settles.v[tab->settles.n - 1];
-    int64_t span = last > first ? last - first : 1;
-    pr.step_us = (int64_t)UT_TUNE_SVG_STEP_MS * 1000;
-    if (span / pr.step_us > UT_TUNE_SVG_SAMPLES_MAX)
-        pr.step_us = span / UT_TUNE_SVG_SAMPLES_MAX + 1;
-    if (st == UT_OK) {
-        const ut_observer obs = {.on_mark = plot_mark, .ud = &pr};
-        ut_engine_set_observer(pr.engine, &obs);
-        ut_cli_drive d = {.command = "tune", .path = s->path, .engine = pr.engine, .quiet = true,
-                          .before_event = plot_before, .after_event = plot_after, .ud = &pr};
-        st = ut_cli_drive_begin(&d);
-        if (st == UT_OK)
-            st = ut_cli_drive_input(&d, &s->input, reader);
-        if (st == UT_EPROTO)
-            st = UT_OK;
-        /* Two seconds past the last event or settle, in sender time. */
-        int64_t end = d.last_clock_us - pr.offset_us;
-        end = (end > last ? end : last) + 2 * INT64_C(1000000);
-        if (st == UT_OK && d.last_clock_us != INT64_MIN)
-            st = plot_until(&pr, end + pr.offset_us);
-        ut_cli_drive_end(&d);
-    }
-    if (st == UT_OK)
-        st = pr.failed;
+    ut_tune_plot_data data = {0};
+    ut_status st = ut_tune_plot_sample(&cfg, s->path, &s->input, ut_str_from(tab->id, tab->len), first, last, &data);
     int rc = UT_CLI_OK;
     if (st != UT_OK) {
         fprintf(stderr, "uitrail tune: plotting %s: %s\n", s->path, ut_status_str(st));
@@ -944,17 +829,14 @@ static int write_svg(tune_session *s, const ut_stab_params *p, const char *setti
         char title[512], subtitle[1024];
         snprintf(title, sizeof title, "uitrail tune: %s, tab %.*s", s->name, (int)tab->len, tab->id);
         snprintf(subtitle, sizeof subtitle, "%s", setting_name);
-        ut_tune_plot plot = {title, subtitle, pr.samples, pr.nsamples, pr.marks, pr.nmarks, tab->settles.v,
+        ut_tune_plot plot = {title, subtitle, data.samples, data.nsamples, data.marks, data.nmarks, tab->settles.v,
                              tab->settles.n, p->enter_threshold, p->exit_threshold};
         if (!out || !ut_tune_plot_svg(out, &plot) || fclose(out) != 0) {
             fprintf(stderr, "uitrail tune: writing %s failed: %s\n", svg_path, strerror(errno));
             rc = UT_CLI_FAILED;
         }
     }
-    ut_rec_reader_free(reader);
-    ut_engine_free(pr.engine);
-    ut_free(pr.samples);
-    ut_free(pr.marks);
+    ut_tune_plot_data_free(&data);
     return rc;
 }
 
@@ -1003,7 +885,16 @@ static const char tune_help[] =
     "Exit status: 0 done; 1 a session could not be read or has no label;\n"
     "2 bad arguments.\n";
 
-static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
+/* The command line besides the grid and the jobs (in tune_run). */
+typedef struct tune_args {
+    const char *svg_path, *svg_session;
+    int first_path;   /* argv index of the first PATH */
+    size_t svg_index; /* the session to plot */
+} tune_args;
+
+/* Parses the options into `run` and `a`. Returns UT_CLI_OK, or the exit
+ * status of a bad command line (said on stderr). */
+static int tune_parse(const ut_cli_command *self, int argc, char **argv, tune_run *run, tune_args *a)
 {
     enum { OPT_GRID = 256, OPT_JOBS, OPT_SVG, OPT_SVG_SESSION };
     static const struct option options[] = {
@@ -1013,77 +904,55 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
         {"svg-session", required_argument, NULL, OPT_SVG_SESSION},
         {NULL, 0, NULL, 0},
     };
-    tune_run run = {0};
-    grid_defaults(&run.grid);
+    *a = (tune_args){0};
+    grid_defaults(&run->grid);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    run.jobs = cpus < 1 ? 1 : cpus > UT_TUNE_JOBS_MAX ? UT_TUNE_JOBS_MAX : (unsigned)cpus;
-    const char *svg_path = NULL, *svg_session = NULL;
+    run->jobs = cpus < 1 ? 1 : cpus > UT_TUNE_JOBS_MAX ? UT_TUNE_JOBS_MAX : (unsigned)cpus;
     char why[512];
-
     optind = 1;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (opt) {
         case OPT_GRID:
-            if (!grid_parse(&run.grid, optarg, why, sizeof why))
+            if (!grid_parse(&run->grid, optarg, why, sizeof why))
                 return ut_cli_usage_error(self, "--grid: %s", why);
             break;
         case OPT_JOBS: {
             uint32_t jobs;
             if (!ut_cli_parse_u32(optarg, 1, UT_TUNE_JOBS_MAX, &jobs))
                 return ut_cli_usage_error(self, "--jobs '%s': use a number from 1 to %d", optarg, UT_TUNE_JOBS_MAX);
-            run.jobs = jobs;
+            run->jobs = jobs;
             break;
         }
         case OPT_SVG:
-            svg_path = optarg;
+            a->svg_path = optarg;
             break;
         case OPT_SVG_SESSION:
-            svg_session = optarg;
+            a->svg_session = optarg;
             break;
-        case ':':
-            return ut_cli_usage_error(self, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return ut_cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+            return ut_cli_option_error(self, opt, argv);
         }
     }
     if (optind >= argc)
         return ut_cli_usage_error(self, "missing PATH (a labelled session or a directory of them)");
-    if (svg_session && !svg_path)
+    if (a->svg_session && !a->svg_path)
         return ut_cli_usage_error(self, "--svg-session needs --svg FILE");
-    if (!grid_count(&run.grid))
+    if (!grid_count(&run->grid))
         return ut_cli_usage_error(self, "--grid: more than %d settings; give fewer values", UT_TUNE_SETTINGS_MAX);
-    run.nsettings = run.grid.nsettings + NREFS;
+    run->nsettings = run->grid.nsettings + NREFS;
+    a->first_path = optind;
+    return UT_CLI_OK;
+}
 
-    int rc = UT_CLI_FAILED;
-    ut_status st = UT_OK;
-    for (int i = optind; i < argc && st == UT_OK; i++) {
-        struct stat sb;
-        if (stat(argv[i], &sb) != 0) {
-            rc = ut_cli_usage_error(self, "cannot open %s: %s", argv[i], strerror(errno));
-            goto done;
-        }
-        st = S_ISDIR(sb.st_mode) ? add_directory(&run, argv[i]) : add_session(&run, argv[i]);
-    }
-    size_t svg_index = 0;
-    if (st == UT_OK && svg_session) {
-        while (svg_index < run.nsessions && strcmp(run.sessions[svg_index].name, svg_session) != 0 &&
-               strcmp(run.sessions[svg_index].path, svg_session) != 0)
-            svg_index++;
-        if (svg_index == run.nsessions) {
-            rc = ut_cli_usage_error(self, "--svg-session '%s': no such session among the PATHs", svg_session);
-            goto done;
-        }
-    }
-
-    /* Read every session and its truth, once. */
+/* Reads every session and its truth, once. */
+static ut_status tune_read_sessions(tune_run *run)
+{
     ut_rec_reader *reader = NULL;
-    if (st == UT_OK)
-        st = ut_rec_reader_new(&reader);
-    uint32_t nsettles = 0;
-    for (size_t i = 0; i < run.nsessions && st == UT_OK; i++) {
-        tune_session *s = &run.sessions[i];
+    ut_status st = ut_rec_reader_new(&reader);
+    for (size_t i = 0; i < run->nsessions && st == UT_OK; i++) {
+        tune_session *s = &run->sessions[i];
         st = ut_cli_input_load("tune", s->path, &s->input);
         if (st == UT_OK)
             st = read_truth(s, reader);
@@ -1092,97 +961,179 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
                     s->path);
             st = UT_ENOENT;
         }
-        nsettles += s->nsettles;
     }
     ut_rec_reader_free(reader);
+    return st;
+}
+
+/* Finds the sessions the PATHs name and the one to plot, reads them and
+ * replays them under every setting. Returns an exit status. */
+static int tune_sessions(const ut_cli_command *self, tune_run *run, int argc, char **argv, tune_args *a)
+{
+    ut_status st = UT_OK;
+    for (int i = a->first_path; i < argc && st == UT_OK; i++) {
+        struct stat sb;
+        if (stat(argv[i], &sb) != 0)
+            return ut_cli_usage_error(self, "cannot open %s: %s", argv[i], strerror(errno));
+        st = S_ISDIR(sb.st_mode) ? add_directory(run, argv[i]) : add_session(run, argv[i]);
+    }
+    if (st == UT_OK && a->svg_session) {
+        size_t k = 0;
+        while (k < run->nsessions && strcmp(run->sessions[k].name, a->svg_session) != 0 &&
+               strcmp(run->sessions[k].path, a->svg_session) != 0)
+            k++;
+        if (k == run->nsessions)
+            return ut_cli_usage_error(self, "--svg-session '%s': no such session among the PATHs", a->svg_session);
+        a->svg_index = k;
+    }
     if (st == UT_OK)
-        st = run_grid(&run);
-    if (st != UT_OK) {
-        if (st == UT_ENOMEM)
-            fprintf(stderr, "uitrail tune: out of memory\n");
-        goto done;
-    }
-
-    /* Summaries: the grid's settings, then the reference rows. */
-    ut_tune_summary *rows = ut_calloc(run.nsettings, sizeof *rows);
-    unsigned *changed = ut_calloc(run.nsettings, sizeof *changed);
-    size_t *front = ut_calloc(run.nsettings, sizeof *front);
-    int64_t *scratch = ut_calloc(nsettles ? nsettles : 1, sizeof *scratch);
-    if (!rows || !changed || !front || !scratch) {
+        st = tune_read_sessions(run);
+    if (st == UT_OK)
+        st = run_grid(run);
+    if (st == UT_ENOMEM)
         fprintf(stderr, "uitrail tune: out of memory\n");
-    } else {
-        for (size_t k = 0; k < run.nsettings; k++) {
-            ut_stab_params p;
-            setting_params(&run, k, &p);
-            changed[k] = changed_from_defaults(&p);
-            summarize(&run, k, scratch, &rows[k]);
-        }
-        size_t nfront = ut_tune_pareto_front(rows, run.grid.nsettings, front);
-        size_t best = ut_tune_recommend(rows, changed, run.grid.nsettings);
+    return st == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
+}
 
-        printf("uitrail tune: %zu sessions, %u true settles, %zu settings of the uitrail model, %u jobs\n\n",
-               run.nsessions, nsettles, run.grid.nsettings, run.jobs);
-        printf("Pareto front over (premature sessions, missed settles, p95 latency), best first;\n"
-               "of settings with the same scores, the one closest to the defaults (ties: how many others):\n");
-        print_header(&run);
-        ut_stab_params p;
-        for (size_t i = 0; i < nfront;) {
-            size_t shown = front[i], j = i;
-            for (; j < nfront && ut_tune_summary_cmp(&rows[front[j]], &rows[front[i]]) == 0; j++) {
-                if (front[j] == best || (shown != best && changed[front[j]] < changed[shown]))
-                    shown = front[j];
-            }
-            setting_params(&run, shown, &p);
-            print_row(&run, shown == best ? "front *" : "front", j - i - 1, &rows[shown], &p);
-            i = j;
-        }
-        printf("\nFor comparison:\n");
-        print_header(&run);
-        setting_params(&run, run.grid.nsettings + REF_UITRAIL, &p);
-        print_row(&run, "default", 0, &rows[run.grid.nsettings + REF_UITRAIL], &p);
-        setting_params(&run, run.grid.nsettings + REF_DOMQUAKE, &p);
-        print_row(&run, "domquake", 0, &rows[run.grid.nsettings + REF_DOMQUAKE], &p);
-        setting_params(&run, best, &p);
-        print_row(&run, "recommend", 0, &rows[best], &p);
+/* The scores of every setting, the grid's and the reference rows. */
+typedef struct tune_scores {
+    ut_tune_summary *rows;
+    unsigned *changed; /* parameters changed from the defaults */
+    size_t *front;     /* the Pareto front, best first */
+    size_t nfront;
+    size_t best;       /* the recommended setting */
+} tune_scores;
 
-        printf("\n");
-        print_failures(&run, run.grid.nsettings + REF_UITRAIL, "Failures of the default");
-        print_failures(&run, run.grid.nsettings + REF_DOMQUAKE, "Failures of DOMQuake");
-        print_failures(&run, best, "Failures of the recommended");
-
-        printf("\nRecommended: ");
-        print_params(&p);
-        if (rows[best].premature_sessions > 0)
-            printf("Warning: every setting of the grid gives premature stable marks.\n");
-        ut_stab_params def;
-        ut_stab_params_defaults(&def);
-        if (changed[best] == 0) {
-            printf("It is the default setting (ut_stab_params_defaults).\n");
-        } else {
-            printf("It differs from the defaults (ut_stab_params_defaults) in:");
-            for (size_t i = 0; i < NPARAMS; i++)
-                if (param_get(&p, i) != param_get(&def, i))
-                    printf(" %s %g -> %g;", params[i].name, param_get(&def, i), param_get(&p, i));
-            printf("\n");
-        }
-        rc = UT_CLI_OK;
-        if (svg_path) {
-            char setting_name[512];
-            int n = snprintf(setting_name, sizeof setting_name, "recommended setting:");
-            for (size_t i = 0; i < NPARAMS_SHOWN && n > 0 && (size_t)n < sizeof setting_name; i++)
-                n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", params[i].name,
-                              param_get(&p, i));
-            rc = write_svg(&run.sessions[svg_index], &p, setting_name, svg_path);
-            if (rc == UT_CLI_OK)
-                printf("SVG plot of %s: %s\n", run.sessions[svg_index].name, svg_path);
-        }
+static ut_status tune_score(const tune_run *run, uint32_t nsettles, tune_scores *sc)
+{
+    sc->rows = ut_calloc(run->nsettings, sizeof *sc->rows);
+    sc->changed = ut_calloc(run->nsettings, sizeof *sc->changed);
+    sc->front = ut_calloc(run->nsettings, sizeof *sc->front);
+    int64_t *scratch = ut_calloc(nsettles ? nsettles : 1, sizeof *scratch);
+    if (!sc->rows || !sc->changed || !sc->front || !scratch) {
+        ut_free(scratch);
+        return UT_ENOMEM;
     }
-    ut_free(rows);
-    ut_free(changed);
-    ut_free(front);
+    for (size_t k = 0; k < run->nsettings; k++) {
+        ut_stab_params p;
+        setting_params(run, k, &p);
+        sc->changed[k] = changed_from_defaults(&p);
+        summarize(run, k, scratch, &sc->rows[k]);
+    }
     ut_free(scratch);
+    sc->nfront = ut_tune_pareto_front(sc->rows, run->grid.nsettings, sc->front);
+    sc->best = ut_tune_recommend(sc->rows, sc->changed, run->grid.nsettings);
+    return UT_OK;
+}
 
-done:
+static void tune_scores_free(tune_scores *sc)
+{
+    ut_free(sc->rows);
+    ut_free(sc->changed);
+    ut_free(sc->front);
+}
+
+/* The Pareto front, one row per score: of settings with the same scores,
+ * the recommended one or the closest to the defaults. */
+static void print_front(const tune_run *run, const tune_scores *sc)
+{
+    printf("Pareto front over (premature sessions, missed settles, p95 latency), best first;\n"
+           "of settings with the same scores, the one closest to the defaults (ties: how many others):\n");
+    print_header(run);
+    ut_stab_params p;
+    for (size_t i = 0; i < sc->nfront;) {
+        size_t shown = sc->front[i], j = i;
+        for (; j < sc->nfront && ut_tune_summary_cmp(&sc->rows[sc->front[j]], &sc->rows[sc->front[i]]) == 0; j++) {
+            if (sc->front[j] == sc->best || (shown != sc->best && sc->changed[sc->front[j]] < sc->changed[shown]))
+                shown = sc->front[j];
+        }
+        setting_params(run, shown, &p);
+        print_row(run, shown == sc->best ? "front *" : "front", j - i - 1, &sc->rows[shown], &p);
+        i = j;
+    }
+}
+
+/* The default, DOMQuake and recommended rows, their failures, and the
+ * recommended parameters (into `p`) against the defaults. */
+static void print_recommended(const tune_run *run, const tune_scores *sc, ut_stab_params *p)
+{
+    size_t ref_uitrail = run->grid.nsettings + REF_UITRAIL, ref_domquake = run->grid.nsettings + REF_DOMQUAKE;
+    printf("\nFor comparison:\n");
+    print_header(run);
+    setting_params(run, ref_uitrail, p);
+    print_row(run, "default", 0, &sc->rows[ref_uitrail], p);
+    setting_params(run, ref_domquake, p);
+    print_row(run, "domquake", 0, &sc->rows[ref_domquake], p);
+    setting_params(run, sc->best, p);
+    print_row(run, "recommend", 0, &sc->rows[sc->best], p);
+
+    printf("\n");
+    print_failures(run, ref_uitrail, "Failures of the default");
+    print_failures(run, ref_domquake, "Failures of DOMQuake");
+    print_failures(run, sc->best, "Failures of the recommended");
+
+    printf("\nRecommended: ");
+    print_params(p);
+    if (sc->rows[sc->best].premature_sessions > 0)
+        printf("Warning: every setting of the grid gives premature stable marks.\n");
+    ut_stab_params def;
+    ut_stab_params_defaults(&def);
+    if (sc->changed[sc->best] == 0) {
+        printf("It is the default setting (ut_stab_params_defaults).\n");
+    } else {
+        printf("It differs from the defaults (ut_stab_params_defaults) in:");
+        for (size_t i = 0; i < NPARAMS; i++)
+            if (param_get(p, i) != param_get(&def, i))
+                printf(" %s %g -> %g;", params[i].name, param_get(&def, i), param_get(p, i));
+        printf("\n");
+    }
+}
+
+/* Plots the chosen session under the recommended parameters `p`. */
+static int plot_recommended(tune_run *run, const tune_args *a, const ut_stab_params *p)
+{
+    char setting_name[512];
+    int n = snprintf(setting_name, sizeof setting_name, "recommended setting:");
+    for (size_t i = 0; i < NPARAMS_SHOWN && n > 0 && (size_t)n < sizeof setting_name; i++)
+        n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", params[i].name, param_get(p, i));
+    int rc = write_svg(&run->sessions[a->svg_index], p, setting_name, a->svg_path);
+    if (rc == UT_CLI_OK)
+        printf("SVG plot of %s: %s\n", run->sessions[a->svg_index].name, a->svg_path);
+    return rc;
+}
+
+/* Scores the settings and prints the report (and the plot). */
+static int tune_report(tune_run *run, const tune_args *a)
+{
+    uint32_t nsettles = 0;
+    for (size_t i = 0; i < run->nsessions; i++)
+        nsettles += run->sessions[i].nsettles;
+    tune_scores sc = {0};
+    if (tune_score(run, nsettles, &sc) != UT_OK) {
+        fprintf(stderr, "uitrail tune: out of memory\n");
+        tune_scores_free(&sc);
+        return UT_CLI_FAILED;
+    }
+    printf("uitrail tune: %zu sessions, %u true settles, %zu settings of the uitrail model, %u jobs\n\n",
+           run->nsessions, nsettles, run->grid.nsettings, run->jobs);
+    print_front(run, &sc);
+    ut_stab_params p;
+    print_recommended(run, &sc, &p);
+    int rc = a->svg_path ? plot_recommended(run, a, &p) : UT_CLI_OK;
+    tune_scores_free(&sc);
+    return rc;
+}
+
+static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
+{
+    tune_run run = {0};
+    tune_args a;
+    int rc = tune_parse(self, argc, argv, &run, &a);
+    if (rc != UT_CLI_OK)
+        return rc;
+    rc = tune_sessions(self, &run, argc, argv, &a);
+    if (rc == UT_CLI_OK)
+        rc = tune_report(&run, &a);
     if (fflush(stdout) != 0 && rc == UT_CLI_OK) {
         fprintf(stderr, "uitrail tune: writing the output failed: %s\n", strerror(errno));
         rc = UT_CLI_FAILED;

@@ -1,9 +1,151 @@
-/* uitrail tune: the SVG plot of one session (tune_plot.h). The SVG is
- * written as text: it is output, and every piece of input text in it goes
- * through xml_text. */
+/* uitrail tune: the SVG plot of one session (tune_plot.h): sampling the
+ * session's replay, then drawing. The SVG is written as text: it is
+ * output, and every piece of input text in it goes through xml_text. */
 #include "tune_plot.h"
 
 #include <math.h>
+
+#include "uitrail/limits.h"
+
+/* ---- Sampling ---- */
+
+typedef struct plot_run {
+    ut_engine *engine;
+    ut_str tab;
+    int64_t step_us;
+    int64_t next_sample_us; /* engine clock; INT64_MIN before the first event */
+    int64_t offset_us;      /* engine clock minus sender time, of the tab's last event */
+    ut_tune_sample *samples;
+    size_t nsamples, cap;
+    ut_tune_plot_mark *marks;
+    size_t nmarks, cap_marks;
+    ut_status failed;
+} plot_run;
+
+static ut_status plot_sample(plot_run *pr, int64_t clock_us)
+{
+    ut_tab_info info;
+    if (ut_engine_tab_info(pr->engine, pr->tab, &info) != UT_OK)
+        return UT_OK; /* the tab has not appeared yet, or is gone */
+    if (pr->nsamples == UT_TUNE_SVG_SAMPLES_MAX) {
+        /* The step chosen from the truth's span does not count the samples
+         * taken at events nor the time around the truth: when the cap is
+         * reached, every other sample goes and the step doubles, so the
+         * plot keeps spanning the whole session. */
+        for (size_t i = 0; i < pr->nsamples / 2; i++)
+            pr->samples[i] = pr->samples[2 * i + 1];
+        pr->nsamples /= 2;
+        pr->step_us *= 2;
+    }
+    if (pr->nsamples == pr->cap) {
+        size_t cap = pr->cap ? pr->cap * 2 : 1024;
+        ut_tune_sample *v = ut_realloc(pr->samples, cap * sizeof *v);
+        if (!v)
+            return UT_ENOMEM;
+        pr->samples = v;
+        pr->cap = cap;
+    }
+    pr->samples[pr->nsamples++] = (ut_tune_sample){clock_us - pr->offset_us, info.page.intensity, info.page.busy};
+    return UT_OK;
+}
+
+/* Samples every step up to `clock_us` (exclusive), advancing the engine:
+ * advancing in steps gives the same marks as in one (stability.h). */
+static ut_status plot_until(plot_run *pr, int64_t clock_us)
+{
+    if (pr->next_sample_us == INT64_MIN)
+        pr->next_sample_us = clock_us;
+    for (; pr->next_sample_us < clock_us; pr->next_sample_us += pr->step_us) {
+        ut_engine_advance(pr->engine, pr->next_sample_us);
+        ut_status st = plot_sample(pr, pr->next_sample_us);
+        if (st != UT_OK)
+            return st;
+    }
+    return UT_OK;
+}
+
+static ut_status plot_before(void *ud, const ut_event *ev)
+{
+    return plot_until(ud, ev->rt_us ? ev->rt_us : ev->time_us);
+}
+
+static ut_status plot_after(void *ud, const ut_event *ev)
+{
+    plot_run *pr = ud;
+    int64_t clock = ev->rt_us ? ev->rt_us : ev->time_us;
+    if (!ut_str_eq(ev->tab, pr->tab))
+        return UT_OK;
+    pr->offset_us = clock - ev->time_us;
+    return plot_sample(pr, clock);
+}
+
+static void plot_mark(void *ud, ut_str tab, const ut_mark *m)
+{
+    plot_run *pr = ud;
+    if (!ut_str_eq(tab, pr->tab) || pr->failed != UT_OK)
+        return;
+    if (pr->nmarks == pr->cap_marks) {
+        size_t cap = pr->cap_marks ? pr->cap_marks * 2 : 16;
+        ut_tune_plot_mark *v = ut_realloc(pr->marks, cap * sizeof *v);
+        if (!v) {
+            pr->failed = UT_ENOMEM;
+            return;
+        }
+        pr->marks = v;
+        pr->cap_marks = cap;
+    }
+    pr->marks[pr->nmarks++] = (ut_tune_plot_mark){m->time_us, m->state};
+}
+
+ut_status ut_tune_plot_sample(const ut_config *cfg, const char *path, const ut_cli_input *input, ut_str tab,
+                              int64_t first_us, int64_t last_us, ut_tune_plot_data *out)
+{
+    *out = (ut_tune_plot_data){0};
+    char err[256];
+    plot_run pr = {.tab = tab, .next_sample_us = INT64_MIN};
+    ut_status st = ut_engine_new(cfg, &pr.engine, err, sizeof err);
+    ut_rec_reader *reader = NULL;
+    if (st == UT_OK)
+        st = ut_rec_reader_new(&reader);
+    int64_t span = last_us > first_us ? last_us - first_us : 1;
+    pr.step_us = (int64_t)UT_TUNE_SVG_STEP_MS * 1000;
+    if (span / pr.step_us > UT_TUNE_SVG_SAMPLES_MAX)
+        pr.step_us = span / UT_TUNE_SVG_SAMPLES_MAX + 1;
+    if (st == UT_OK) {
+        const ut_observer obs = {.on_mark = plot_mark, .ud = &pr};
+        ut_engine_set_observer(pr.engine, &obs);
+        ut_cli_drive d = {.command = "tune", .path = path, .engine = pr.engine, .quiet = true,
+                          .before_event = plot_before, .after_event = plot_after, .ud = &pr};
+        st = ut_cli_drive_begin(&d);
+        if (st == UT_OK)
+            st = ut_cli_drive_input(&d, input, reader);
+        if (st == UT_EPROTO)
+            st = UT_OK;
+        /* Two seconds past the last event or settle, in sender time. */
+        int64_t end = d.last_clock_us - pr.offset_us;
+        end = (end > last_us ? end : last_us) + 2 * INT64_C(1000000);
+        if (st == UT_OK && d.last_clock_us != INT64_MIN)
+            st = plot_until(&pr, end + pr.offset_us);
+        ut_cli_drive_end(&d);
+    }
+    if (st == UT_OK)
+        st = pr.failed;
+    ut_rec_reader_free(reader);
+    ut_engine_free(pr.engine);
+    *out = (ut_tune_plot_data){pr.samples, pr.nsamples, pr.marks, pr.nmarks};
+    if (st != UT_OK)
+        ut_tune_plot_data_free(out);
+    return st;
+}
+
+void ut_tune_plot_data_free(ut_tune_plot_data *d)
+{
+    ut_free(d->samples);
+    ut_free(d->marks);
+    *d = (ut_tune_plot_data){0};
+}
+
+/* ---- Drawing ---- */
 
 /* The drawing: a plot area inside margins for the axes, the title and
  * the legend, in SVG user units (pixels at 100 %). */

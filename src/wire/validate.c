@@ -102,15 +102,9 @@ static const char *const field_names[F__COUNT] = {
     "trusted", "sort", "persisted", "data",
 };
 
-static const char *const how_names[] = {"load", "reload", "push", "replace", "pop", "hash", NULL};
-static const char *const ctx_kind_names[] = {"", "row", "toolbar", "group", "dialog", "menu",
-                                             "tablist", "form", "navigation", "region", "list", NULL};
 static const char *const alert_roles[] = {"alert", "status", "log", NULL};
 static const char *const dialog_roles[] = {"dialog", "alertdialog", "menu", "listbox", "tooltip", NULL};
 static const char *const dialog_states[] = {"open", "close", NULL};
-static const char *const level_names[] = {"", "error", "warning", "info", NULL};
-static const char *const state_names[] = {"checked", "expanded", "selected", "pressed", NULL};
-static const char *const sort_names[] = {"", "none", "ascending", "descending", "other", NULL};
 
 /* The validation of one record. */
 typedef struct vctx {
@@ -343,7 +337,7 @@ static ut_status validate_nav(vctx *c)
     ut_status st;
     if ((st = take_text(c, F_URL, true, UT_URL_MAX_BYTES, &ev->url)) != UT_OK ||
         (st = take_text(c, F_TITLE, false, UT_TITLE_MAX_BYTES, &ev->title)) != UT_OK ||
-        (st = take_enum(c, F_HOW, true, how_names, &how)) != UT_OK)
+        (st = take_enum(c, F_HOW, true, ut_nav_how_names, &how)) != UT_OK)
         return st;
     ev->how = (ut_nav_how)how;
 
@@ -376,7 +370,7 @@ static ut_status validate_ctx(vctx *c, const msgpack_object *o)
         return st;
     if (!(kind = map_get(o, "kind")))
         return reject(c, UT_REJECT_MISSING_FIELD, "field \"ctx.kind\" is missing");
-    if ((st = enum_at(c, "ctx.kind", kind, ctx_kind_names, &k)) != UT_OK)
+    if ((st = enum_at(c, "ctx.kind", kind, ut_ctx_kind_names, &k)) != UT_OK)
         return st;
     ctx->kind = (ut_ctx_kind)k;
 
@@ -412,13 +406,13 @@ static ut_status validate_state(vctx *c, const msgpack_object *o)
     ut_status st = need_type(c, "state", o, MSGPACK_OBJECT_MAP, "a map");
     if (st != UT_OK)
         return st;
-    for (int i = 0; state_names[i]; i++) {
-        const msgpack_object *b = map_get(o, state_names[i]);
+    for (int i = 0; ut_state_names[i]; i++) {
+        const msgpack_object *b = map_get(o, ut_state_names[i]);
         if (!b)
             continue;
         if (b->type != MSGPACK_OBJECT_BOOLEAN) {
             char name[32];
-            snprintf(name, sizeof name, "state.%s", state_names[i]);
+            snprintf(name, sizeof name, "state.%s", ut_state_names[i]);
             return need_type(c, name, b, MSGPACK_OBJECT_BOOLEAN, "a boolean");
         }
         c->ev->state_set |= (uint8_t)(1u << i);
@@ -461,7 +455,7 @@ static ut_status validate_click(vctx *c)
         st = validate_trusted(c);
     if (st == UT_OK && c->fields[F_SORT]) {
         int sort = UT_SORT_UNSET;
-        st = take_enum(c, F_SORT, false, sort_names, &sort);
+        st = take_enum(c, F_SORT, false, ut_sort_names, &sort);
         c->ev->sort = (ut_sort)sort;
     }
     return st;
@@ -551,7 +545,7 @@ static ut_status validate_app(vctx *c)
                       quote_sample(o, sample), UT_APP_NAME_MAX_BYTES);
     if ((st = intern_text(c->v, o, UT_APP_NAME_MAX_BYTES, &ev->name)) != UT_OK ||
         (st = take_text(c, F_TEXT, false, UT_APP_TEXT_MAX_BYTES, &ev->text)) != UT_OK ||
-        (st = take_enum(c, F_LEVEL, false, level_names, &level)) != UT_OK)
+        (st = take_enum(c, F_LEVEL, false, ut_level_names, &level)) != UT_OK)
         return st;
     ev->level = (ut_level)level;
     return c->fields[F_DATA] ? validate_app_data(c, c->fields[F_DATA]) : UT_OK;
@@ -564,7 +558,7 @@ static ut_status validate_alert(vctx *c)
     ut_status st;
     if ((st = take_enum_text(c, F_ROLE, alert_roles, &ev->role)) != UT_OK ||
         (st = take_text(c, F_TEXT, true, UT_ALERT_TEXT_MAX_BYTES, &ev->text)) != UT_OK ||
-        (st = take_enum(c, F_LEVEL, false, level_names, &level)) != UT_OK)
+        (st = take_enum(c, F_LEVEL, false, ut_level_names, &level)) != UT_OK)
         return st;
     ev->level = (ut_level)level;
     return UT_OK;

@@ -23,6 +23,7 @@
 #include "workload.h"
 
 #include "uitrail/wire.h"
+#include "wire_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -143,11 +144,6 @@ static uint32_t replies_of(const conn *c, uint64_t r)
     return 1;
 }
 
-static int pack_to_buf(void *data, const char *bytes, size_t len)
-{
-    return ut_buf_append(data, bytes, len) == UT_OK ? 0 : -1;
-}
-
 static void append_redis_command(ut_buf *out, int argc, const char **argv, const size_t *argvlen)
 {
     char *cmd;
@@ -176,7 +172,7 @@ static void encode_ingest(conn *c, uint64_t r, ut_buf *scratch)
             int n = snprintf(chunk, sizeof chunk, "c%u-%" PRIu64, c->index, r);
             c->out.data[start] = (char)0x94;
             msgpack_packer pk;
-            msgpack_packer_init(&pk, &c->out, pack_to_buf);
+            msgpack_packer_init(&pk, &c->out, ut__msgpack_write_buf);
             msgpack_pack_map(&pk, 1);
             msgpack_pack_str_with_body(&pk, "chunk", 5);
             msgpack_pack_str_with_body(&pk, chunk, (size_t)n);

@@ -13,14 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-typedef struct record_case {
-    const char *kind;    /* the tag is uitrail.<kind> */
-    const char *record;  /* JSON */
-    const char *expect;  /* a substring of the decoder's report line */
-} record_case;
-
 /* Accepted records: the expected text is part of the event's description. */
-static const record_case good_records[] = {
+static const wt_record_case good_records[] = {
     {"nav", "{\"tab\":\"t\",\"url\":\"/catalog?q=1\",\"title\":\"Catalog\",\"how\":\"load\",\"tz\":120}",
      "url=\"/catalog?q=1\" title=\"Catalog\" how=0 tz=120"},
     {"nav", "{\"tab\":\"t\",\"url\":\"/x\",\"how\":\"hash\",\"tz\":-1440}", "title=\"\" how=5 tz=-1440"},
@@ -50,7 +44,7 @@ static const record_case good_records[] = {
 };
 
 /* Rejected records: the expected text is the whole report line. */
-static const record_case bad_records[] = {
+static const wt_record_case bad_records[] = {
     {"click", "[1,2]", "reject not_map: uitrail.click: the record must be a map, not an array"},
     {"click", "{\"role\":\"button\",\"name\":\"A\",\"el\":\"a\"}", "reject missing_field: uitrail.click: field \"tab\" is missing"},
     {"click", "{\"tab\":1}", "reject wrong_type: uitrail.click: field \"tab\" must be a string, not an integer"},
@@ -116,45 +110,16 @@ static const record_case bad_records[] = {
      "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app"},
 };
 
-static void decode_record(const char *kind, const char *record, wt_log *log)
-{
-    ut_buf json = UT_BUF_INIT, bytes = UT_BUF_INIT;
-    ut_buf_printf(&json, "[\"uitrail.%s\", 1718000000, %s]", kind, record);
-    wt_json(json.data, &bytes);
-    ut_buf_free(&json);
-    wt_log_init(log);
-    assert_int_equal(wt_decode(bytes.data, bytes.len, 0, log, NULL, 0, NULL), UT_OK);
-    ut_buf_free(&bytes);
-}
-
 static void test_record_good_records(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof good_records / sizeof good_records[0]; i++) {
-        const record_case *c = &good_records[i];
-        wt_log log;
-        decode_record(c->kind, c->record, &log);
-        if (log.events != 1 || !strstr(log.text.data, c->expect))
-            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
-                     c->expect);
-        wt_log_free(&log);
-    }
+    wt_check_good_records(good_records, sizeof good_records / sizeof good_records[0]);
 }
 
 static void test_record_bad_records_give_reasons(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof bad_records / sizeof bad_records[0]; i++) {
-        const record_case *c = &bad_records[i];
-        wt_log log;
-        decode_record(c->kind, c->record, &log);
-        char want[512];
-        snprintf(want, sizeof want, "%s\n", c->expect);
-        if (log.rejects != 1 || !log.text.data || strcmp(log.text.data, want) != 0)
-            fail_msg("%s %s:\n got: %s\nwant: %s", c->kind, c->record, log.text.data ? log.text.data : "(nothing)",
-                     want);
-        wt_log_free(&log);
-    }
+    wt_check_bad_records(bad_records, sizeof bad_records / sizeof bad_records[0]);
 }
 
 static void test_record_every_reason_has_a_name(void **state)
@@ -186,7 +151,7 @@ static void test_record_text_is_cut_at_its_limit(void **state)
     char *json = malloc(20000);
     snprintf(json, 20000, "{\"tab\":\"t\",\"url\":\"%s\",\"title\":\"%s\",\"how\":\"load\"}", url, title);
     wt_log log;
-    decode_record("nav", json, &log);
+    wt_decode_record("nav", json, &log);
     assert_int_equal(log.events, 1);
     char *want_url = repeat("u", UT_URL_MAX_BYTES), *want_title = repeat("\xc3\xa9", UT_TITLE_MAX_BYTES / 2);
     char *want = malloc(20000);
@@ -198,7 +163,7 @@ static void test_record_text_is_cut_at_its_limit(void **state)
     char *name = repeat("a", 255);
     snprintf(json, 20000, "{\"tab\":\"t\",\"state\":\"open\",\"role\":\"dialog\",\"name\":\"%s\xc3\xa9\",\"el\":\"d\",\"text\":\"%s\"}",
              name, text);
-    decode_record("dialog", json, &log);
+    wt_decode_record("dialog", json, &log);
     char *want_text = repeat("x", UT_DIALOG_TEXT_MAX_BYTES);
     snprintf(want, 20000, "name=\"%s\" el=\"d\" text=\"%s\"\n", name, want_text);
     assert_non_null(strstr(log.text.data, want));
@@ -215,7 +180,7 @@ static void test_record_row_cells_beyond_the_limit_are_dropped(void **state)
         snprintf(json + strlen(json), sizeof json - strlen(json), "%s\"c%d\"", i ? "," : "", i);
     strcat(json, "]}}");
     wt_log log;
-    decode_record("click", json, &log);
+    wt_decode_record("click", json, &log);
     assert_int_equal(log.events, 1);
     char last[16], first_dropped[24];
     snprintf(last, sizeof last, "\"c%d\"", UT_CTX_CELLS_MAX - 1);
@@ -281,7 +246,7 @@ static void test_record_validator_direct_call(void **state)
     free(big);
 }
 
-int wt_run_record_tests(void)
+int wt_run_validate_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_good_records),
