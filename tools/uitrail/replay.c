@@ -547,7 +547,7 @@ static ut_status replay_drive(replay *r, replay_source *src)
     /* A damaged recording prints what could be read, and says so in its
      * exit status: a script must not take part of a session for all of it. */
     if (input == UT_OK && drive.damage) {
-        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printing what "
+        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printed what "
                         "could be read\n", r->path, drive.damage, drive.damage == 1 ? "" : "s");
         input = UT_EIO;
     }
