@@ -55,6 +55,11 @@ void ut__dialogs_free(ut__tab *t)
     t->ndialogs = 0;
 }
 
+bool ut__dialog_is_open(ut__tab *t, ut_str el)
+{
+    return dialog_find(t, el) != NULL;
+}
+
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__dialog *fresh = dialog_new(ev);
