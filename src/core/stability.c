@@ -29,7 +29,7 @@
  * the per-slice sums live in a ring of UT_STAB_WINDOW_BUCKETS slices of
  * window_ms / 6 each, so a scorer's memory is constant (about 1.2 KiB).
  *
- * MODEL UT_STAB_MODEL_DOMQUAKE reproduces webfuse-com/DOMQuake (src/
+ * MODEL UT_STAB_MODEL_DOMQUAKE (which ignores actions and dialogs) reproduces webfuse-com/DOMQuake (src/
  * DOMQuake.ts at its current head) on event times: it samples every
  * tick = window_ms / 6 (50 ms) from the page load. A flush is scored at the
  * first tick at or after it, entering the window with that tick's time.
@@ -57,9 +57,12 @@
  *     churn_rhythm_tolerance of the learned period, and its subtree size
  *     within the same tolerance of its size when the rhythm started, which
  *     tells a ticking clock from a growing list). A mutation less than
- *     churn_min_period_ms after the target's previous one, or within half
- *     a learned period of the beat's start, belongs to that beat, so the
- *     frames of one animation never form a rhythm of their own. Background
+ *     churn_min_period_ms after the target's previous one, or an attribute
+ *     change within half a learned period of the beat's start, belongs to
+ *     that beat, so the frames of one animation never form a rhythm of
+ *     their own; an earlier content change starts a beat, so the period
+ *     cannot lock onto a multiple of the true one. An interval of 2 to 8
+ *     whole periods (a pause) keeps the rhythm. Background
  *     records weigh 0, except on a target holding churn_max_page_fraction
  *     of the page or more: a change that replaces most of the page is never
  *     background.
@@ -67,13 +70,24 @@
  *     discounted, no window merging, so a list that keeps growing in one
  *     container stays significant) is ≥ exit_threshold, or the sender
  *     dropped records, or it ends a loading period (busy falls to 0).
- *   - Entering "changing" from "stable": W ≥ enter_threshold, or a loading
- *     period starts (busy rises from 0), or a page load.
+ *   - Causality: a user action (ut_stab_action: a click, a change) makes
+ *     the flushes within action_window_ms of it its response, until the
+ *     response's stable mark. A response is never background churn and
+ *     teaches no rhythm (a user clicking through tabs at a steady pace is
+ *     no timer).
+ *   - Entering "changing" from "stable": a significant flush answering an
+ *     action (the mark is dated at the action: the click opened the
+ *     transition), a dialog opening or closing (ut_stab_dialog, whatever
+ *     it weighs), W ≥ enter_threshold for a change no action caused (a
+ *     small slider or widget on a timer stays below it from its first
+ *     beat), a loading period starting (busy rises from 0), or a page load.
  *   - "Stable" falls due at max(last significant flush + quiet_ms,
  *     start of the loading period + busy_cap_ms while busy > 0): a loading
  *     indicator blocks the mark until it goes away or busy_cap_ms passes,
  *     so a shell with a spinner is not stable before its data arrives, and
- *     a forever-spinner stops blocking at the cap.
+ *     a forever-spinner stops blocking at the cap. A page's first stable
+ *     mark, once a significant flush rendered something, takes
+ *     load_quiet_ms instead of quiet_ms.
  *   - The reported intensity is max(W, the previous one decayed with
  *     decay_half_life_ms), decayed to the time asked.
  *
@@ -92,6 +106,8 @@
  *   churn_min_period_ms      uitrail: closer mutations of a target are one beat
  *   churn_max_page_fraction  uitrail: targets this large are never background
  *   leaf_floor               uitrail: least weight of a content record
+ *   load_quiet_ms            uitrail: quiet_ms of a page's first stable mark
+ *   action_window_ms         uitrail: how soon after an action a flush answers it
  *
  * INITIAL STATE. A page load (or, when the engine never reported one, the
  * first mutation the scorer sees) starts the page "changing", without a mark
