@@ -29,8 +29,9 @@
  * the per-slice sums live in a ring of UT_STAB_WINDOW_BUCKETS slices of
  * window_ms / 6 each, so a scorer's memory is constant (about 1.2 KiB).
  *
- * MODEL UT_STAB_MODEL_DOMQUAKE (which ignores actions and dialogs) reproduces webfuse-com/DOMQuake (src/
- * DOMQuake.ts at its current head) on event times: it samples every
+ * MODEL UT_STAB_MODEL_DOMQUAKE reproduces webfuse-com/DOMQuake (src/
+ * DOMQuake.ts at its current head) on event times, ignoring user actions
+ * and dialogs as DOMQuake does: it samples every
  * tick = window_ms / 6 (50 ms) from the page load. A flush is scored at the
  * first tick at or after it, entering the window with that tick's time.
  * Each tick computes rel = W / P, then the decayed intensity: if rel is
@@ -225,12 +226,13 @@ void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
     }
     *p = (ut_stab_params){
         .model = UT_STAB_MODEL_UITRAIL,
-        /* A tenth of the page's intensity in one window: a re-rendered
-         * result list (about 0.1) or a dialog (above 1) makes a stable page
-         * "changing"; a lone text swap (leaf_floor) does not. DOMQuake's
-         * 0.75 ignores list and panel updates; uitrail can afford to be
-         * sensitive because it leaves "changing" quiet_ms after the change
-         * and learns periodic churn as background. */
+        /* Half the page's intensity in one window, for a change no user
+         * action caused (a response to one enters at exit_threshold): in
+         * Chromium a small slider rotating (about 0.2) or a widget
+         * re-hydrated (about 0.26) stays below it from its first beat,
+         * three components re-hydrated (about 1) or data filling a shell
+         * (above 3) go above. DOMQuake's 0.75 is the same idea for every
+         * change, caused or not. */
         .enter_threshold = 0.50,
         /* A flush weighing less than 2 % of the page is noise: it neither
          * delays a stable mark nor counts as a click's visible response.
