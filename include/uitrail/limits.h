@@ -122,6 +122,7 @@
 #define UT_STAB_BUSY_CAP_MAX_MS (10 * 60 * 1000) /* bound of busy_cap_ms */
 #define UT_STAB_CHURN_REPEATS_MAX 255 /* bound of churn_min_repeats (at least 1) */
 #define UT_STAB_CHURN_PERIOD_MAX_MS 60000 /* bound of churn_min_period_ms */
+#define UT_STAB_ACTION_WINDOW_MAX_MS 60000 /* bound of action_window_ms */
 #define UT_STAB_THRESHOLD_MAX 1000.0  /* bound of the intensity thresholds and leaf_floor */
 
 /* ---- Trace requests ---- */

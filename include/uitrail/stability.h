@@ -40,6 +40,8 @@ typedef struct ut_stab_params {
     double leaf_floor;         /* floor weight of small targets */
     uint32_t churn_min_period_ms;  /* mutations of one target closer than this to its previous one are one beat */
     double churn_max_page_fraction; /* a target holding at least this share of the page is never background */
+    uint32_t load_quiet_ms;    /* quiet_ms for a page's first stable mark */
+    uint32_t action_window_ms; /* a flush this soon after a user action answers it */
 } ut_stab_params;
 
 /* The defaults of the uitrail model (ut_stab_params_defaults) or of the
@@ -101,6 +103,19 @@ typedef enum ut_stab_change {
  * first emitting any mark due at or before that time, and says what the
  * flush amounted to. */
 ut_stab_change ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit, void *ud);
+
+/* A user action (a click, a change, a submit) at `t_us`. A significant
+ * flush within action_window_ms of it is its response, never background
+ * churn: on a stable page it is a "changing" mark dated at the action,
+ * however small. The response's stable mark ends the action. DOMQuake
+ * ignores actions. */
+void ut_stab_action(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
+
+/* A dialog, menu or listbox opened or closed at `t_us`: a change of the
+ * page's state however few nodes it touched ("changing" on a stable page,
+ * at the action when it answers one, then a stable mark quiet_ms later).
+ * DOMQuake ignores dialogs. */
+void ut_stab_dialog(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);
 
 /* Moves the scorer's clock to `t_us`, emitting every mark due by then.
  * The clock never moves back: a time behind it emits what is due by that

@@ -46,6 +46,11 @@ static ut__dialog *dialog_new(const ut_event *ev)
     return d;
 }
 
+bool ut__dialog_is_open(ut__tab *t, ut_str el)
+{
+    return dialog_find(t, el) != NULL;
+}
+
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__dialog *fresh = dialog_new(ev);

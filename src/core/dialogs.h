@@ -6,6 +6,8 @@
 
 #include "engine_internal.h"
 
+/* True when `t` has the dialog `el` open (an open of it is an update). */
+bool ut__dialog_is_open(ut__tab *t, ut_str el);
 ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now);
 ut_status ut__apply_dialog_close(ut__tab *t, const ut_event *ev, int64_t now);
 

@@ -528,7 +528,22 @@ static ut_status apply_app(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     return UT_OK;
 }
 
-static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+/* What the page-stability scorer hears besides mutations, once the event
+ * applied: a user action opens a transition its response belongs to, and
+ * a dialog opening or closing (`fresh_dialog`: not a snapshot update of an
+ * open one) is a change of state. */
+static void stab_hear(ut_engine *e, ut__tab *t, const ut_event *ev, bool fresh_dialog, int64_t now)
+{
+    if (!t->stab)
+        return;
+    mark_sink ms = {e, t};
+    if (ev->kind == UT_KIND_CLICK || ev->kind == UT_KIND_CHANGE)
+        ut_stab_action(t->stab, now, on_stab_mark, &ms);
+    else if (ev->kind == UT_KIND_DIALOG && fresh_dialog)
+        ut_stab_dialog(t->stab, now, on_stab_mark, &ms);
+}
+
+static ut_status apply_rules(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
     switch (ev->kind) {
     case UT_KIND_NAV: return apply_nav(e, t, ev, now);
@@ -545,6 +560,16 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
     case UT_KIND__COUNT: break;
     }
     return UT_EINVAL;
+}
+
+static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    bool fresh_dialog = ev->kind == UT_KIND_DIALOG &&
+                        (ev->dialog_state != UT_DIALOG_OPEN || !ut__dialog_is_open(t, ev->el));
+    ut_status st = apply_rules(e, t, ev, now);
+    if (st == UT_OK)
+        stab_hear(e, t, ev, fresh_dialog, now);
+    return st;
 }
 
 /* ---- Applying, in event order ---- */

@@ -30,7 +30,8 @@
  * window_ms / 6 each, so a scorer's memory is constant (about 1.2 KiB).
  *
  * MODEL UT_STAB_MODEL_DOMQUAKE reproduces webfuse-com/DOMQuake (src/
- * DOMQuake.ts at its current head) on event times: it samples every
+ * DOMQuake.ts at its current head) on event times, ignoring user actions
+ * and dialogs as DOMQuake does: it samples every
  * tick = window_ms / 6 (50 ms) from the page load. A flush is scored at the
  * first tick at or after it, entering the window with that tick's time.
  * Each tick computes rel = W / P, then the decayed intensity: if rel is
@@ -57,9 +58,12 @@
  *     churn_rhythm_tolerance of the learned period, and its subtree size
  *     within the same tolerance of its size when the rhythm started, which
  *     tells a ticking clock from a growing list). A mutation less than
- *     churn_min_period_ms after the target's previous one, or within half
- *     a learned period of the beat's start, belongs to that beat, so the
- *     frames of one animation never form a rhythm of their own. Background
+ *     churn_min_period_ms after the target's previous one, or an attribute
+ *     change within half a learned period of the beat's start, belongs to
+ *     that beat, so the frames of one animation never form a rhythm of
+ *     their own; an earlier content change starts a beat, so the period
+ *     cannot lock onto a multiple of the true one. An interval of 2 to 8
+ *     whole periods (a pause) keeps the rhythm. Background
  *     records weigh 0, except on a target holding churn_max_page_fraction
  *     of the page or more: a change that replaces most of the page is never
  *     background.
@@ -67,13 +71,24 @@
  *     discounted, no window merging, so a list that keeps growing in one
  *     container stays significant) is ≥ exit_threshold, or the sender
  *     dropped records, or it ends a loading period (busy falls to 0).
- *   - Entering "changing" from "stable": W ≥ enter_threshold, or a loading
- *     period starts (busy rises from 0), or a page load.
+ *   - Causality: a user action (ut_stab_action: a click, a change) makes
+ *     the flushes within action_window_ms of it its response, until the
+ *     response's stable mark. A response is never background churn and
+ *     teaches no rhythm (a user clicking through tabs at a steady pace is
+ *     no timer).
+ *   - Entering "changing" from "stable": a significant flush answering an
+ *     action (the mark is dated at the action: the click opened the
+ *     transition), a dialog opening or closing (ut_stab_dialog, whatever
+ *     it weighs), W ≥ enter_threshold for a change no action caused (a
+ *     small slider or widget on a timer stays below it from its first
+ *     beat), a loading period starting (busy rises from 0), or a page load.
  *   - "Stable" falls due at max(last significant flush + quiet_ms,
  *     start of the loading period + busy_cap_ms while busy > 0): a loading
  *     indicator blocks the mark until it goes away or busy_cap_ms passes,
  *     so a shell with a spinner is not stable before its data arrives, and
- *     a forever-spinner stops blocking at the cap.
+ *     a forever-spinner stops blocking at the cap. A page's first stable
+ *     mark, once a significant flush rendered something, takes
+ *     load_quiet_ms instead of quiet_ms.
  *   - The reported intensity is max(W, the previous one decayed with
  *     decay_half_life_ms), decayed to the time asked.
  *
@@ -92,6 +107,8 @@
  *   churn_min_period_ms      uitrail: closer mutations of a target are one beat
  *   churn_max_page_fraction  uitrail: targets this large are never background
  *   leaf_floor               uitrail: least weight of a content record
+ *   load_quiet_ms            uitrail: quiet_ms of a page's first stable mark
+ *   action_window_ms         uitrail: how soon after an action a flush answers it
  *
  * INITIAL STATE. A page load (or, when the engine never reported one, the
  * first mutation the scorer sees) starts the page "changing", without a mark
@@ -131,6 +148,9 @@
 _Static_assert(UT_STAB_WINDOW_BUCKETS >= WINDOW_SLICES, "the window ring must hold a whole window");
 
 #define NO_TIME INT64_MIN
+
+/* The longest pause, in whole periods, that keeps a learned rhythm. */
+#define CHURN_PAUSE_PERIODS_MAX 8
 
 static const double mutation_type_factor[3] = {
     [UT_MUT_CHILDLIST] = 1.0,
@@ -177,6 +197,10 @@ struct ut_stab {
     int64_t busy_since_us;    /* start of the current loading period; NO_TIME when busy is 0 */
     double level;             /* reported intensity at level_us, decaying */
     int64_t level_us;
+    int64_t action_us;        /* the latest user action still awaiting its settle; NO_TIME when none */
+    bool action_answered;     /* a significant flush answered it: its settle ends it */
+    bool page_settled;        /* the current page had its first stable mark */
+    bool page_rendered;       /* the current page had a significant flush */
 
     /* DOMQuake model */
     int64_t dq_next_tick;     /* number of the next tick to run */
@@ -203,13 +227,14 @@ void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
     }
     *p = (ut_stab_params){
         .model = UT_STAB_MODEL_UITRAIL,
-        /* A tenth of the page's intensity in one window: a re-rendered
-         * result list (about 0.1) or a dialog (above 1) makes a stable page
-         * "changing"; a lone text swap (leaf_floor) does not. DOMQuake's
-         * 0.75 ignores list and panel updates; uitrail can afford to be
-         * sensitive because it leaves "changing" quiet_ms after the change
-         * and learns periodic churn as background. */
-        .enter_threshold = 0.10,
+        /* Half the page's intensity in one window, for a change no user
+         * action caused (a response to one enters at exit_threshold): in
+         * Chromium a small slider rotating (about 0.2) or a widget
+         * re-hydrated (about 0.26) stays below it from its first beat,
+         * three components re-hydrated (about 1) or data filling a shell
+         * (above 3) go above. DOMQuake's 0.75 is the same idea for every
+         * change, caused or not. */
+        .enter_threshold = 0.50,
         /* A flush weighing less than 2 % of the page is noise: it neither
          * delays a stable mark nor counts as a click's visible response.
          * The same value as DOMQuake's exit threshold. */
@@ -245,6 +270,13 @@ void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
         /* A target holding half the page or more is a page transition,
          * never background, however regular. */
         .churn_max_page_fraction = 0.5,
+        /* The first settle of a page 100 ms after its last significant
+         * flush, as fast as DOMQuake's, where a later change waits
+         * quiet_ms for the rest of its response. */
+        .load_quiet_ms = 100,
+        /* A flush within 2 s (the dead-click timeout, UT_DEAD_CLICK_MS) of
+         * a user action answers it until that answer settles. */
+        .action_window_ms = UT_DEAD_CLICK_MS,
     };
 }
 
@@ -273,7 +305,8 @@ ut_status ut_stab_params_check(const ut_stab_params *p)
         p->decay_half_life_ms < 1 || p->decay_half_life_ms > UT_STAB_HALF_LIFE_MAX_MS ||
         p->quiet_ms > UT_STAB_QUIET_MAX_MS || p->busy_cap_ms > UT_STAB_BUSY_CAP_MAX_MS ||
         p->churn_min_repeats < 1 || p->churn_min_repeats > UT_STAB_CHURN_REPEATS_MAX ||
-        p->churn_min_period_ms > UT_STAB_CHURN_PERIOD_MAX_MS)
+        p->churn_min_period_ms > UT_STAB_CHURN_PERIOD_MAX_MS ||
+        p->load_quiet_ms > UT_STAB_QUIET_MAX_MS || p->action_window_ms > UT_STAB_ACTION_WINDOW_MAX_MS)
         return UT_EINVAL;
     return UT_OK;
 }
@@ -313,8 +346,15 @@ static void emit_mark(ut_stab *s, ut_page_state state, int64_t t, double intensi
 {
     s->state = state;
     s->since_us = t;
-    if (state == UT_PAGE_STABLE)
+    if (state == UT_PAGE_STABLE) {
         s->marks++;
+        s->page_settled = true;
+        /* What the action caused has settled: later changes are the page's own. */
+        if (s->action_answered) {
+            s->action_us = NO_TIME;
+            s->action_answered = false;
+        }
+    }
     if (emit) {
         ut_mark m = {
             .state = state,
@@ -479,6 +519,10 @@ static void page_reset(ut_stab *s, int64_t t)
     s->busy_since_us = NO_TIME;
     s->level = 0.0;
     s->level_us = t;
+    s->action_us = NO_TIME;
+    s->action_answered = false;
+    s->page_settled = false;
+    s->page_rendered = false;
     s->dq_next_tick = 0;
     s->dq_decayed = DQ_INITIAL_DECAYED;
     s->dq_rel = 0.0;
@@ -504,6 +548,7 @@ ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out)
     s->state = UT_PAGE_CHANGING;
     s->now_us = INT64_MIN;
     s->page_intensity = 1.0;
+    s->action_us = NO_TIME;
     window_clear(s);
     *out = s;
     return UT_OK;
@@ -621,7 +666,13 @@ static double level_at(const ut_stab *s, int64_t t)
 
 static int64_t ui_stable_due(const ut_stab *s)
 {
-    int64_t due = ut__add_sat(s->last_significant_us, (int64_t)s->p.quiet_ms * 1000);
+    /* A page's first settle, once it rendered something, needs less quiet
+     * than a later one: nothing is known to be in flight then (a click's
+     * request, a dialog's data). Before its first render the page gets
+     * the full quiet_ms: a load the first paint has not followed yet is
+     * not a settled page. */
+    uint32_t quiet_ms = s->page_settled || !s->page_rendered ? s->p.quiet_ms : s->p.load_quiet_ms;
+    int64_t due = ut__add_sat(s->last_significant_us, (int64_t)quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
         due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
     return due;
@@ -636,6 +687,14 @@ static void ui_run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit,
         emit_mark(s, UT_PAGE_STABLE, due, level_at(s, due), emit, ud);
 }
 
+/* True when `interval` is a whole number (2 to CHURN_PAUSE_PERIODS_MAX) of
+ * `period`s, within `tol` of one period. */
+static bool paused_rhythm(uint32_t period, int64_t interval, double tol)
+{
+    double k = round((double)interval / period);
+    return k >= 2 && k <= CHURN_PAUSE_PERIODS_MAX && fabs((double)interval - k * period) <= tol * period;
+}
+
 /* Learns the rhythm of `tg` from a record at `t` and says whether the
  * record is background churn. */
 static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r,
@@ -644,11 +703,14 @@ static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r
     const ut_stab_params *p = &s->p;
     /* A mutation continues the current beat when it follows the target's
      * previous one within churn_min_period_ms (the frames of one swap
-     * animation chain up, however long), or falls in the first half of a
-     * learned period (a carousel's late class change). */
+     * animation chain up, however long), or is an attribute change in the
+     * first half of a learned period (a carousel's late class change).
+     * A content change that early starts a beat of its own: swallowing it
+     * would lock the period onto a multiple of the true one. */
     bool same_beat = tg->beat_us != NO_TIME &&
                      (sub_sat(t, tg->last_us) < (int64_t)p->churn_min_period_ms * 1000 ||
-                      sub_sat(t, tg->beat_us) < (int64_t)tg->period_us / 2);
+                      (r->kind == UT_MUT_ATTRIBUTES &&
+                       sub_sat(t, tg->beat_us) < (int64_t)tg->period_us / 2));
     if (tg->beat_us == NO_TIME) {
         tg->beat_us = t;
         tg->subtree = r->subtree;
@@ -659,12 +721,16 @@ static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r
         bool same_size = fabs((double)tg->subtree - r->subtree) <= tol * size_ref;
         bool on_rhythm = tg->period_us > 0 &&
                          fabs((double)interval - tg->period_us) <= tol * tg->period_us;
+        /* A pause of whole periods (a slider resting between rounds)
+         * keeps the rhythm and its period. */
+        bool paused = !on_rhythm && tg->period_us > 0 && same_size &&
+                      paused_rhythm(tg->period_us, interval, tol);
         if (on_rhythm && same_size) {
             if (tg->steady < UT_STAB_CHURN_REPEATS_MAX)
                 tg->steady++;
             /* Follow a slowly drifting timer. */
             tg->period_us = (uint32_t)((3 * (int64_t)tg->period_us + interval) / 4);
-        } else {
+        } else if (!paused) {
             /* A new rhythm starts here; its size is the reference the
              * next beats are held to, so slow growth adds up and shows. */
             tg->steady = 1;
@@ -678,6 +744,13 @@ static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r
     return (double)r->subtree / elements < p->churn_max_page_fraction;
 }
 
+/* True when a flush at `t` answers the latest user action: it came within
+ * action_window_ms of it, and the action's response has not settled yet. */
+static bool action_caused(const ut_stab *s, int64_t t)
+{
+    return s->action_us != NO_TIME && sub_sat(t, s->action_us) <= (int64_t)s->p.action_window_ms * 1000;
+}
+
 static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn emit,
                                   void *ud)
 {
@@ -687,6 +760,7 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
     int64_t slice = slice_of(s, t);
     double flush = 0.0;
     double structural = 0.0; /* the flush without the leaf floor */
+    bool caused = action_caused(s, t);
     for (uint32_t i = 0; i < ev->nrecs; i++) {
         const ut_mut_rec *r = &ev->recs[i];
         if ((unsigned)r->kind > UT_MUT_CHARDATA)
@@ -697,7 +771,9 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
             w = p->leaf_floor;
         stab_target *tg = r->el.len ? target_slot(s, target_key(r->el), t) : NULL;
         if (tg) {
-            if (churn_observe(s, tg, r, ev->dom_elements, t))
+            /* A response is never churn, and does not teach a rhythm: a
+             * user clicking through tabs at a steady pace is no timer. */
+            if (!caused && churn_observe(s, tg, r, ev->dom_elements, t))
                 w = raw = 0.0;
             tg->last_us = t;
         }
@@ -723,7 +799,15 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
     bool significant = flush >= p->exit_threshold || ev->dropped > 0;
     if (significant || busy_ends || busy_starts)
         s->last_significant_us = t;
-    if (s->state == UT_PAGE_STABLE && (window >= p->enter_threshold || busy_starts)) {
+    if (significant)
+        s->page_rendered = true;
+    if (caused && significant)
+        s->action_answered = true;
+    if (s->state == UT_PAGE_STABLE && caused && (significant || busy_starts)) {
+        /* The action opened the transition its response shows. */
+        s->last_significant_us = t;
+        emit_mark(s, UT_PAGE_CHANGING, max_i64(s->action_us, s->since_us), s->level, emit, ud);
+    } else if (s->state == UT_PAGE_STABLE && (window >= p->enter_threshold || busy_starts)) {
         s->last_significant_us = t;
         emit_mark(s, UT_PAGE_CHANGING, t, s->level, emit, ud);
     }
@@ -782,6 +866,31 @@ ut_stab_change ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit,
         return dq_mutation(s, ev, t);
     }
     return ui_mutation(s, ev, t, emit, ud);
+}
+
+void ut_stab_action(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
+{
+    int64_t t = clock_to(s, t_us);
+    run_until(s, t, true, emit, ud);
+    if (!s->started || s->p.model != UT_STAB_MODEL_UITRAIL)
+        return;
+    s->action_us = t;
+    s->action_answered = false;
+}
+
+void ut_stab_dialog(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
+{
+    int64_t t = clock_to(s, t_us);
+    run_until(s, t, true, emit, ud);
+    if (!s->started || s->p.model != UT_STAB_MODEL_UITRAIL)
+        return;
+    s->last_significant_us = max_i64(s->last_significant_us, t);
+    if (action_caused(s, t))
+        s->action_answered = true;
+    if (s->state == UT_PAGE_STABLE) {
+        int64_t at = action_caused(s, t) ? max_i64(s->action_us, s->since_us) : t;
+        emit_mark(s, UT_PAGE_CHANGING, at, level_at(s, t), emit, ud);
+    }
 }
 
 void ut_stab_advance(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)

@@ -370,14 +370,14 @@ static void test_reorder_no_mark_past_a_held_event(void **state)
     (void)state;
     ut_engine *e = engine_window(1000);
     ut_event m1 = with_seq(ev_mutation_big("t", AT(0)), 1);
-    ut_event m2 = with_seq(ev_mutation_big("t", AT(150)), 2);
-    ut_event m3 = with_seq(ev_mutation_big("t", AT(300)), 3);
+    ut_event m2 = with_seq(ev_mutation_big("t", AT(90)), 2);
+    ut_event m3 = with_seq(ev_mutation_big("t", AT(180)), 3);
     m1 = at_rt(m1, AT(0));
     apply_ok(e, &m1);
     /* m3 comes first, before a mark after m1 would be due: the gap shows. */
-    ut_event m3_late = at_rt(m3, AT(150));
+    ut_event m3_late = at_rt(m3, AT(90));
     apply_ok(e, &m3_late);
-    /* In order, m2 at 150 holds the page changing; its mark must wait. */
+    /* In order, m2 at 90 holds the page changing; its mark must wait. */
     ut_engine_advance(e, AT(800));
     ut_tab_info info;
     assert_int_equal(ut_engine_tab_info(e, UT_STR_LIT("t"), &info), UT_OK);

@@ -87,6 +87,24 @@ const CLICK_CASES = [
   ['choice', { role: 'checkbox', name: 'Subscribe', state: { checked: true } }],
 ];
 
+// An SPA shell with an empty main landmark and no loading marker: the
+// data fills it 400 ms after the sender started, unless ?stay (it stays
+// empty). Records go to window.records as on CASES_PAGE.
+const EMPTY_MAIN_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Shell</title>
+<link rel="icon" href="data:,">${IMPORT_MAP}</head><body>
+<nav><a href="#">Home</a></nav>
+<main id="main">  </main>
+<script type="module">
+  import uitrail from '/sender/uitrail.js';
+  window.records = [];
+  window.tracker = uitrail.start({
+    url: 'http://127.0.0.1:9', transport: 'http',
+    onRecord: (tag, record) => window.records.push({ tag, record: JSON.parse(JSON.stringify(record)), at: performance.now() }),
+  });
+  if (!location.search.includes('stay')) {
+    setTimeout(() => { document.getElementById('main').innerHTML = '<h2>Customers</h2><p>8 customers</p>'; }, 400);
+  }
+</script></body></html>`;
 const skip = chromiumMissing();
 
 describe('sender', { skip: skip || false }, () => {
@@ -97,7 +115,7 @@ describe('sender', { skip: skip || false }, () => {
     server = await startStaticServer({
       capture: true,
       config: { transport: 'websocket', ingestToken: 'ingest-secret-1' },
-      pages: { '/test/cases.html': CASES_PAGE },
+      pages: { '/test/cases.html': CASES_PAGE, '/test/empty-main.html': EMPTY_MAIN_PAGE },
     });
     browser = await launchBrowser();
   });
@@ -309,6 +327,31 @@ describe('sender', { skip: skip || false }, () => {
     const click = recordsOf(tab, 'uitrail.click')[0].record;
     assert.deepEqual([click.role, click.name, click.ctx], ['link', 'Settings', { kind: 'navigation', name: 'Main' }]);
     await closePage(page);
+  });
+
+  test('test_sender_empty_main_is_loading', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/test/empty-main.html`);
+    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation').length >= 2, null, { timeout: 3000 });
+    const [initial, filled] = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation').map((r) => r.record));
+    assert.equal(initial.busy, 1, 'the empty main landmark counts as a loading indicator');
+    assert.ok(filled.recs.length > 0);
+    assert.equal(filled.busy, 0, 'not loading once the main landmark has content');
+    await page.close();
+  });
+
+  test('test_sender_empty_main_stops_counting', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/test/empty-main.html?stay`);
+    // EMPTY_MAIN_MAX_MS (5000) after the page started, a record says the
+    // main landmark, still empty, no longer counts.
+    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation').length >= 2, null, { timeout: 8000 });
+    const mutations = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation'));
+    assert.equal(mutations[0].record.busy, 1);
+    assert.deepEqual(mutations[1].record.recs, []);
+    assert.equal(mutations[1].record.busy, 0);
+    assert.ok(mutations[1].at >= 5000, `the lapse came at ${mutations[1].at} ms`);
+    await page.close();
   });
 
   test('test_sender_mutations_skeleton_then_data', async () => {

@@ -45,7 +45,11 @@ labelled)
   for label in default domquake recommend; do
     grep -qE "^$label +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +([0-9]+|-) +([0-9]+|-) " "$work/out" || fail "no $label row"
   done
-  [ "$(column recommend premature)" = 0 ] || fail "the recommended setting has premature marks"
+  # The tuner's grid has no load_quiet_ms: a page's first settle 100 ms
+  # after its render marks the synthetic renders with stalls of 90 ms and
+  # more early under every setting; the recommendation is no worse there.
+  [ "$(column recommend premature)" -le "$(column default premature)" ] ||
+    fail "the recommended setting has more premature marks than the default"
   grep -qE '^Recommended: enter_threshold=[0-9.]+ exit_threshold=[0-9.]+ quiet_ms=[0-9]+ window_ms=[0-9]+ busy_cap_ms=[0-9]+ ' \
     "$work/out" || fail "no Recommended line"
   grep -qE '^(It is the default setting|It differs from the defaults)' "$work/out" || fail "no verdict on the defaults"
@@ -108,12 +112,12 @@ assert xs == sorted(xs), "samples out of order"
 PY
   ;;
 grid)
-  run 0 tune "$labelled" --grid 'quiet_ms=100,200;exit_threshold=0.02;enter_threshold=0.1;window_ms=300;busy_cap_ms=10000'
+  run 0 tune "$labelled" --grid 'quiet_ms=100,200;exit_threshold=0.02;enter_threshold=0.5;window_ms=300;busy_cap_ms=10000'
   stdout_has "2 settings of the uitrail model"
   # quiet_ms 100 marks renders stable in their gaps; the recommendation
   # must be 200, and with every other parameter at its default, that is
   # the default setting.
-  stdout_has "Recommended: enter_threshold=0.1 exit_threshold=0.02 quiet_ms=200 "
+  stdout_has "Recommended: enter_threshold=0.5 exit_threshold=0.02 quiet_ms=200 "
   stdout_has "It is the default setting"
   # A parameter outside the default grid becomes a column.
   run 0 tune "$labelled/click_dialog.json" --grid 'leaf_floor=0.01,0.05;quiet_ms=200;enter_threshold=0.1;exit_threshold=0.02;window_ms=300;busy_cap_ms=10000'
@@ -128,7 +132,11 @@ recording_with_sidecar)
   echo 'not a session' >"$work/rec/notes.txt"
   run 0 tune "$work/rec" --grid 'quiet_ms=200,300'
   stdout_has "uitrail tune: 1 sessions, 1 true settles, 144 settings"
-  grep -qE '^default +0 +0 +0/1 +200 +200 ' "$work/out" || fail "the default should mark 200 ms after the settle" ;;
+  # The page's first settle comes load_quiet_ms (100) after a flush: this
+  # recording's render pauses longer than that once before its settle (a
+  # premature mark, the price of settling loads as fast as DOMQuake), and
+  # the mark after the settle is quiet_ms (200) after it.
+  grep -qE '^default +0 +1 +0/1 +200 +200 ' "$work/out" || fail "the default should mark 200 ms after the settle" ;;
 no_labels)
   run 1 tune "$root/fixtures/stability/static_page.json"
   stderr_has "static_page.json: no true settle: add uitrail.label entries or a .labels file"

@@ -90,7 +90,7 @@ typedef struct tune_param {
  * decide when a mark falls, around their defaults (which it includes);
  * the others stay at their defaults unless --grid names them. */
 static const tune_param params[] = {
-    {"enter_threshold", P_DOUBLE(enter_threshold), 1e-6, UT_STAB_THRESHOLD_MAX, {0.05, 0.1, 0.2, 0.4}, 4},
+    {"enter_threshold", P_DOUBLE(enter_threshold), 1e-6, UT_STAB_THRESHOLD_MAX, {0.1, 0.25, 0.5, 0.75}, 4},
     {"exit_threshold", P_DOUBLE(exit_threshold), 0, UT_STAB_THRESHOLD_MAX, {0.01, 0.02, 0.04}, 3},
     {"quiet_ms", P_U32(quiet_ms), 0, UT_STAB_QUIET_MAX_MS, {100, 150, 200, 300, 500}, 5},
     {"window_ms", P_U32(window_ms), UT_STAB_WINDOW_MIN_MS, UT_STAB_WINDOW_MAX_MS, {150, 300, 600}, 3},
@@ -101,6 +101,8 @@ static const tune_param params[] = {
     {"churn_rhythm_tolerance", P_DOUBLE(churn_rhythm_tolerance), 0, 1, {0}, 0},
     {"churn_min_period_ms", P_U32(churn_min_period_ms), 0, UT_STAB_CHURN_PERIOD_MAX_MS, {0}, 0},
     {"churn_max_page_fraction", P_DOUBLE(churn_max_page_fraction), 0, 1, {0}, 0},
+    {"load_quiet_ms", P_U32(load_quiet_ms), 0, UT_STAB_QUIET_MAX_MS, {0}, 0},
+    {"action_window_ms", P_U32(action_window_ms), 0, UT_STAB_ACTION_WINDOW_MAX_MS, {0}, 0},
 };
 
 #define NPARAMS (sizeof params / sizeof params[0])
@@ -870,12 +872,13 @@ static const char tune_help[] =
     "                     'quiet_ms=100,150,200;exit_threshold=0.01,0.02';\n"
     "                     a named parameter takes exactly these values, the\n"
     "                     others keep the default grid: enter_threshold\n"
-    "                     0.05,0.1,0.2,0.4; exit_threshold 0.01,0.02,0.04;\n"
+    "                     0.1,0.25,0.5,0.75; exit_threshold 0.01,0.02,0.04;\n"
     "                     quiet_ms 100,150,200,300,500; window_ms 150,300,600;\n"
     "                     busy_cap_ms 3000,10000 (360 settings). Also:\n"
     "                     decay_half_life_ms, leaf_floor, churn_min_repeats,\n"
     "                     churn_rhythm_tolerance, churn_min_period_ms,\n"
-    "                     churn_max_page_fraction (default: their defaults)\n"
+    "                     churn_max_page_fraction, load_quiet_ms,\n"
+    "                     action_window_ms (default: their defaults)\n"
     "  --jobs N           sessions replayed in parallel (default: the CPUs)\n"
     "  --svg FILE         plot one session under the recommended setting:\n"
     "                     intensity over time, marks, busy periods, truth\n"

@@ -222,12 +222,13 @@ export function senderMissing() {
 
 /**
  * Starts what a corpus test needs: the daemon (accepting the corpus
- * origin), the corpus server, an SSE capture of every tab and a browser.
+ * origin, with `daemonArgs` besides), the corpus server, an SSE capture
+ * of every tab and a browser.
  */
-export async function startCorpus() {
+export async function startCorpus({ daemonArgs = [] } = {}) {
   const config = {};
   const site = await startCorpusServer(config);
-  const daemon = await startDaemon({ demo: false, extraArgs: ['--allow-origin', site.origin] });
+  const daemon = await startDaemon({ demo: false, extraArgs: ['--allow-origin', site.origin, ...daemonArgs] });
   config.daemon = daemon.url;
   const events = captureEvents(`${daemon.url}/v1/events?tab=*`, daemon.token);
   const browser = await launchBrowser();

@@ -18,6 +18,12 @@ export const DIALOG_SELECTOR =
 export const LIVE_REGION_SELECTOR =
   '[role="alert"],[role="status"],[role="log"],[aria-live="polite"],[aria-live="assertive"]';
 const OBSERVE_OPTIONS = { childList: true, subtree: true, attributes: true, characterData: true };
+// An empty main landmark is a page still waiting for its content (an SPA
+// shell before its data, with no loading marker): it counts as a loading
+// indicator for this long after the page started, so a page whose <main>
+// stays empty is held "changing" briefly, not for the daemon's busy cap.
+const EMPTY_MAIN_MAX_MS = 5000;
+const MAIN_SELECTOR = 'main,[role="main"]';
 const MUTATION_KIND = { childList: 0, attributes: 1, characterData: 2 };
 
 function isBusy(el) {
@@ -108,8 +114,16 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     return depth;
   };
 
+  /** True when the page's main landmark is there but empty. */
+  const mainIsEmpty = () => {
+    const main = root.querySelector(MAIN_SELECTOR);
+    return Boolean(main && !main.firstElementChild && !main.textContent.trim() && !main.closest('[data-uitrail-ignore]'));
+  };
+  /** 1 while the main landmark is empty, early on (EMPTY_MAIN_MAX_MS). */
+  const emptyMain = () => (performance.now() <= EMPTY_MAIN_MAX_MS && mainIsEmpty() ? 1 : 0);
+
   const countBusy = () => {
-    let busy = 0;
+    let busy = emptyMain();
     for (const el of busyCandidates) {
       if (!el.isConnected) { busyCandidates.delete(el); continue; }
       if (isBusy(el) && !el.closest('[data-uitrail-ignore]') && isVisible(el)) busy++;
@@ -317,6 +331,13 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     busyCandidates,
     dialogCandidates,
     countBusy,
+    /** Milliseconds until an empty main landmark stops counting as a
+     *  loading indicator, when it counts now; 0 otherwise. */
+    emptyMainLapsesIn() {
+      return emptyMain() ? Math.max(0, EMPTY_MAIN_MAX_MS - performance.now()) + 1 : 0;
+    },
+    /** True when the main landmark is there but empty. */
+    mainIsEmpty,
     /** Starts: the first measure and scan, then observing. */
     start() {
       scan(root);

@@ -130,7 +130,12 @@ function startTracker(options) {
     // daemon then knows this tab reports mutations, so a page that never
     // changes still gets its stable mark, and the loading indicators
     // present at start hold the page "changing" until they go.
-    transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], busy: observation.countBusy() }, nowMs());
+    const snapshot = () => transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], busy: observation.countBusy() }, nowMs());
+    snapshot();
+    // An empty main landmark counts as loading for a while only; when it is
+    // still empty then, no flush would tell the daemon it stopped counting.
+    const lapse = observation.emptyMainLapsesIn();
+    if (lapse) setTimeout(() => { if (!stopped && observation.mainIsEmpty()) snapshot(); }, lapse);
   }
 
   const handle = {
