@@ -333,6 +333,7 @@ static void ws_send_ack(ut__conn *c, ut_str chunk)
         return;
     }
     c->d->m.acks++;
+    ws_flush(c, ws); /* acks leave from the group commit, outside ws_read */
 }
 
 static void ws_free(void *part)
