@@ -162,6 +162,11 @@
  * together at most UT_LOOP_PASS_BYTES; the rest is read on the next turn. */
 #define UT_CONN_PASS_BYTES (16u << 10)
 #define UT_LOOP_PASS_BYTES (64u << 10)
+/* Group commit of acks (src/daemon/acks.c): while input keeps arriving,
+ * the acks of several passes share one recorder write pass, up to this
+ * many acks or this age; an idle loop commits at once. */
+#define UT_ACK_COMMIT_MAX_ACKS 16384
+#define UT_ACK_COMMIT_MAX_MS 20
 #define UT_HTTP_HEADER_MAX_BYTES (16u << 10)  /* request line and headers of one request */
 #define UT_HTTP_BODY_MAX_BYTES (16u << 20)    /* POST /v1/ingest body (413 above) */
 #define UT_HTTP_JSON_BODY_MAX_BYTES (4u << 20) /* application/json ingest body, held whole to convert it */

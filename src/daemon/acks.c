@@ -10,9 +10,8 @@ struct ut__ack {
     size_t off, len; /* the chunk id in ut__acks.chunks */
 };
 
-/* A connection queued in this pass stays allocated until the pass ends:
- * conn.c frees connections in close callbacks, which libuv runs after the
- * uv_check that commits. */
+/* A connection with queued acks commits them before it closes
+ * (conn.c's flush_acks), so the queue never holds a closed one. */
 void ut__acks_queue(ut__daemon *d, ut__conn *c, ut_str chunk)
 {
     ut__acks *q = &d->acks;
@@ -33,6 +32,8 @@ void ut__acks_queue(ut__daemon *d, ut__conn *c, ut_str chunk)
         ut__conn_abort(c, NULL);
         return;
     }
+    if (q->n == 0)
+        q->first_ms = uv_now(d->loop);
     q->v[q->n++] = (ut__ack){c, ut__recorder_mark(d), off, chunk.len};
     c->acks_queued = true;
 }
@@ -76,6 +77,16 @@ void ut__acks_commit(ut__daemon *d)
     ut_buf_reset(&q->chunks);
     q->committing = false;
     ut__conns_uncork_all(d);
+}
+
+void ut__acks_pass_end(ut__daemon *d)
+{
+    ut__acks *q = &d->acks;
+    bool input_waiting = !ut_list_empty(&d->conns.limited);
+    if (q->n > 0 && input_waiting && q->n < UT_ACK_COMMIT_MAX_ACKS &&
+        uv_now(d->loop) - q->first_ms < UT_ACK_COMMIT_MAX_MS)
+        return;
+    ut__acks_commit(d);
 }
 
 void ut__acks_free(ut__daemon *d)

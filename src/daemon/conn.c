@@ -85,6 +85,12 @@ void ut__conn_abort(ut__conn *c, const char *why)
         char name[96];
         ut__log(UT__LOG_DEBUG, "%s: closed: %s", ut__conn_name(c, name, sizeof name), why);
     }
+    /* Its queued acks are committed (skipped for it) so that the queue
+     * never points at a freed connection. */
+    if (c->acks_queued && c->d->conns.flush_acks)
+        c->d->conns.flush_acks(c->d);
+    if (c->state == UT__CONN_CLOSING)
+        return;
     if (c->state == UT__CONN_OPEN)
         leave_open(c);
     c->state = UT__CONN_CLOSING;

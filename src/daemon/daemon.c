@@ -22,12 +22,12 @@ static void close_any(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
-/* The end of every loop pass: the group commit of the pass's acks, then
- * the connections that spent their pass budget read again. */
+/* The end of every loop pass: the group commit of the acks, then the
+ * connections that spent their pass budget read again. */
 static void on_pass_end(uv_check_t *h)
 {
     ut__daemon *d = h->data;
-    ut__acks_commit(d);
+    ut__acks_pass_end(d);
     ut__conns_pass_end(d);
 }
 
