@@ -163,6 +163,17 @@
 #define UT_CONN_OUTPUT_HIGH_BYTES (1u << 20)  /* queued output: stop serving a connection's requests above */
 #define UT_CONN_OUTPUT_MAX_BYTES (4u << 20)   /* queued output: a reader that lets it grow past this is dropped */
 #define UT_CONN_READ_CHUNK_BYTES (64u << 10)  /* one read from a socket (one buffer for the whole loop) */
+/* Bounded work per loop pass, so that a trace request waits behind at most
+ * one pass of ingest (Redis reads 16 KiB per client per pass): a connection
+ * reads at most UT_CONN_PASS_BYTES in one turn of the loop, and all of them
+ * together at most UT_LOOP_PASS_BYTES; the rest is read on the next turn. */
+#define UT_CONN_PASS_BYTES (16u << 10)
+#define UT_LOOP_PASS_BYTES (64u << 10)
+/* Group commit of acks (src/daemon/acks.c): while input keeps arriving,
+ * the acks of several passes share one recorder write pass, up to this
+ * many acks or this age; an idle loop commits at once. */
+#define UT_ACK_COMMIT_MAX_ACKS 16384
+#define UT_ACK_COMMIT_MAX_MS 20
 #define UT_HTTP_HEADER_MAX_BYTES (16u << 10)  /* request line and headers of one request */
 #define UT_HTTP_BODY_MAX_BYTES (16u << 20)    /* POST /v1/ingest body (413 above) */
 #define UT_HTTP_JSON_BODY_MAX_BYTES (4u << 20) /* application/json ingest body, held whole to convert it */

@@ -33,8 +33,12 @@ const char *ut__conn_name(const ut__conn *c, char *buf, size_t len)
 void ut__conns_init(ut__conns *cs)
 {
     ut_list_init(&cs->all);
+    ut_list_init(&cs->limited);
+    ut_list_init(&cs->corked);
     cs->n = 0;
     cs->next_id = 0;
+    cs->pass = 1;
+    cs->pass_bytes = 0;
 }
 
 /* ---- closing ---- */
@@ -47,6 +51,9 @@ static void conn_free(ut__conn *c)
     assert(cs->n > 0);
     cs->n--;
     ut__task_cancel(&c->resume);
+    ut_list_remove(&c->limited_link);
+    ut_list_remove(&c->corked_link);
+    ut_buf_free(&c->corked_out);
     if (c->part)
         c->ops->free(c->part);
     ut_buf_free(&c->in_pending);
@@ -78,11 +85,21 @@ void ut__conn_abort(ut__conn *c, const char *why)
         char name[96];
         ut__log(UT__LOG_DEBUG, "%s: closed: %s", ut__conn_name(c, name, sizeof name), why);
     }
+    /* Its queued acks are committed (skipped for it) so that the queue
+     * never points at a freed connection. */
+    if (c->acks_queued && c->d->conns.flush_acks)
+        c->d->conns.flush_acks(c->d);
+    if (c->state == UT__CONN_CLOSING)
+        return;
     if (c->state == UT__CONN_OPEN)
         leave_open(c);
     c->state = UT__CONN_CLOSING;
     uv_read_stop(&c->h.stream);
     c->reading = false;
+    c->pass_limited = false;
+    ut_list_remove(&c->limited_link);
+    c->corked = false; /* closing at once drops queued output, corked too */
+    ut_list_remove(&c->corked_link);
     uv_close(&c->h.handle, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
@@ -117,8 +134,25 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     ut__conn_timer(c, UT_CONN_LINGER_MS, on_linger_timeout);
 }
 
+/* Acks waiting for the pass's group commit leave before the connection
+ * stops writing. */
+static void flush_acks(ut__conn *c)
+{
+    if (c->acks_queued && c->d->conns.flush_acks)
+        c->d->conns.flush_acks(c->d);
+    if (c->corked && c->state != UT__CONN_CLOSING) {
+        ut_list_remove(&c->corked_link);
+        c->corked = false;
+        ut__conn_write(c, c->corked_out.data, c->corked_out.len);
+        ut_buf_reset(&c->corked_out);
+    }
+}
+
 void ut__conn_finish(ut__conn *c)
 {
+    if (c->state != UT__CONN_OPEN)
+        return;
+    flush_acks(c);
     if (c->state != UT__CONN_OPEN)
         return;
     leave_open(c);
@@ -164,11 +198,56 @@ size_t ut__conns_recheck_peers(ut__daemon *d)
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
+/* What `c` may still read in this pass: its own budget, within the
+ * loop's. A connection draining its input is not limited (the input is
+ * dropped unread). */
+static size_t pass_allowance(ut__conn *c)
+{
+    ut__conns *cs = &c->d->conns;
+    if (c->pass != cs->pass) {
+        c->pass = cs->pass;
+        c->pass_bytes = 0;
+    }
+    if (c->state != UT__CONN_OPEN)
+        return sizeof cs->read_buf;
+    size_t own = UT_CONN_PASS_BYTES - c->pass_bytes;
+    size_t loop = cs->pass_bytes < UT_LOOP_PASS_BYTES ? UT_LOOP_PASS_BYTES - cs->pass_bytes : 0;
+    size_t n = own < loop ? own : loop;
+    return n < sizeof cs->read_buf ? n : sizeof cs->read_buf;
+}
+
+/* A zero-length buffer makes libuv call on_read with UV_ENOBUFS: the pass
+ * budget is spent, and `c` reads again in the next pass. */
 static void alloc_read(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     ut__conn *c = h->data;
     (void)suggested;
-    *buf = uv_buf_init(c->d->conns.read_buf, sizeof c->d->conns.read_buf);
+    *buf = uv_buf_init(c->d->conns.read_buf, (unsigned)pass_allowance(c));
+}
+
+/* Stops reading `c` until the end of this pass (ut__conns_pass_end). */
+static void pass_limit(ut__conn *c)
+{
+    if (c->pass_limited || c->state != UT__CONN_OPEN)
+        return;
+    c->pass_limited = true;
+    ut_list_push_back(&c->d->conns.limited, &c->limited_link);
+    ut__conn_update_reading(c);
+}
+
+void ut__conns_pass_end(ut__daemon *d)
+{
+    ut__conns *cs = &d->conns;
+    ut__conns_uncork_all(d);
+    cs->pass++;
+    cs->pass_bytes = 0;
+    ut_list *l;
+    while ((l = ut_list_first(&cs->limited)) != NULL) {
+        ut_list_remove(l);
+        ut__conn *c = ut_list_entry(l, ut__conn, limited_link);
+        c->pass_limited = false;
+        ut__conn_update_reading(c);
+    }
 }
 
 void ut__conn_update_reading(ut__conn *c)
@@ -178,7 +257,7 @@ void ut__conn_update_reading(ut__conn *c)
         want = false;
     else if (c->state == UT__CONN_DRAINING)
         want = true;
-    else if (c->paused_output)
+    else if (c->paused_output || c->pass_limited)
         want = false;
     else if (c->reading)
         want = c->in_pending.len < UT_CONN_INPUT_HIGH_BYTES;
@@ -198,6 +277,9 @@ void ut__conn_update_reading(ut__conn *c)
 /* The peer sent its last byte. */
 static void on_eof(ut__conn *c)
 {
+    flush_acks(c);
+    if (c->state == UT__CONN_CLOSING)
+        return;
     size_t held = c->ops->held ? c->ops->held(c) : 0;
     if (c->state == UT__CONN_DRAINING) {
         if (uv_stream_get_write_queue_size(&c->h.stream) == 0)
@@ -221,6 +303,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     (void)buf;
     if (nread == 0)
         return;
+    if (nread == UV_ENOBUFS) {
+        pass_limit(c);
+        return;
+    }
     if (nread < 0) {
         /* libuv stops reading at the end of the stream by itself. */
         c->eof = true;
@@ -235,7 +321,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     c->d->m.bytes_in += (uint64_t)nread;
     if (c->state != UT__CONN_OPEN)
         return; /* draining: input is dropped */
+    c->pass_bytes += (size_t)nread;
+    c->d->conns.pass_bytes += (size_t)nread;
     c->ops->read(c, c->d->conns.read_buf, (size_t)nread);
+    if (c->state == UT__CONN_OPEN && pass_allowance(c) == 0)
+        pass_limit(c);
 }
 
 static void on_resume(ut__task *t)
@@ -310,11 +400,39 @@ static void queue_rest(ut__conn *c, const char *rest, size_t len)
     }
 }
 
+void ut__conn_cork(ut__conn *c)
+{
+    if (c->corked || c->state == UT__CONN_CLOSING)
+        return;
+    c->corked = true;
+    ut_list_push_back(&c->d->conns.corked, &c->corked_link);
+}
+
+void ut__conns_uncork_all(ut__daemon *d)
+{
+    ut_list *l;
+    while ((l = ut_list_first(&d->conns.corked)) != NULL) {
+        ut_list_remove(l);
+        ut__conn *c = ut_list_entry(l, ut__conn, corked_link);
+        c->corked = false;
+        ut__conn_write(c, c->corked_out.data, c->corked_out.len);
+        ut_buf_reset(&c->corked_out);
+    }
+}
+
 void ut__conn_write(ut__conn *c, const void *data, size_t len)
 {
     if (c->state == UT__CONN_CLOSING || len == 0)
         return;
     assert(data);
+    if (c->corked) {
+        if (ut_buf_append(&c->corked_out, data, len) != UT_OK) {
+            ut__log(UT__LOG_ERROR, "out of memory holding %zu bytes of output: closing the connection",
+                    len);
+            ut__conn_abort(c, NULL);
+        }
+        return;
+    }
     c->d->m.bytes_out += len;
     size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
     size_t done = 0;
@@ -422,6 +540,9 @@ static ut__conn *conn_new(ut__daemon *d, const ut__conn_ops *ops, ut__transport 
     c->peer_allowed = true;
     c->peer_uid = (uid_t)-1;
     ut__task_init(&c->resume, on_resume);
+    ut_list_init(&c->limited_link);
+    ut_list_init(&c->corked_link);
+    c->corked_out = UT_BUF_INIT;
     ut_list_init(&c->link);
     ut_list_push_front(&d->conns.all, &c->link);
     d->conns.n++;

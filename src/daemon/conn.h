@@ -107,6 +107,20 @@ struct ut__conn {
     uid_t peer_uid;
     ut_buf in_pending;   /* input the protocol could not take yet (HTTP pipelining) */
     uint64_t bytes_in;
+    /* The loop-pass budget (UT_CONN_PASS_BYTES): bytes read in pass
+     * `pass`; `pass_limited` while reading waits for the next pass. */
+    uint64_t pass;
+    size_t pass_bytes;
+    bool pass_limited;
+    ut_list limited_link; /* on ut__conns.limited while pass_limited */
+    /* Output held until the end of the pass (ut__conn_cork): the acks of
+     * one pass leave in one write. */
+    bool corked;
+    ut_buf corked_out;
+    ut_list corked_link;
+    /* Acks of this connection wait for the pass's group commit: flushed
+     * before the connection drains or reads its end of stream. */
+    bool acks_queued;
 };
 
 /* The daemon's connections. */
@@ -117,9 +131,26 @@ typedef struct ut__conns {
     /* Reads land here (libuv calls alloc and read back to back on this
      * thread) and are consumed before the read callback returns. */
     char read_buf[UT_CONN_READ_CHUNK_BYTES];
+    /* The loop pass (ut__conns_pass_end counts them), what all connections
+     * read in it, the connections whose reading waits for the next one and
+     * those with corked output. */
+    uint64_t pass;
+    size_t pass_bytes;
+    ut_list limited;
+    ut_list corked;
+    /* Commits what waits for the end of the pass (the acks); called before
+     * a connection with acks_queued drains. Set by the daemon. */
+    void (*flush_acks)(ut__daemon *d);
 } ut__conns;
 
 void ut__conns_init(ut__conns *cs);
+/* The end of one loop pass (a uv_check of the daemon, after the pass's
+ * commit): connections stopped by the pass budget read again, and corked
+ * output leaves. */
+void ut__conns_pass_end(ut__daemon *d);
+/* Holds what `c` writes until ut__conns_uncork_all, to leave in one write. */
+void ut__conn_cork(ut__conn *c);
+void ut__conns_uncork_all(ut__daemon *d);
 /* Accepts a connection of `ops` from `server` (a listener of `transport`
  * on `where`, for log lines), refusing it above the connection cap. */
 void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport,

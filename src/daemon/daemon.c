@@ -22,6 +22,15 @@ static void close_any(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
+/* The end of every loop pass: the group commit of the acks, then the
+ * connections that spent their pass budget read again. */
+static void on_pass_end(uv_check_t *h)
+{
+    ut__daemon *d = h->data;
+    ut__acks_pass_end(d);
+    ut__conns_pass_end(d);
+}
+
 ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errlen)
 {
     if (ut__runtime_dir_prepare(d->settings.runtime_dir, err, errlen) != UT_OK ||
@@ -39,6 +48,11 @@ ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errl
     d->http_app = &ut__routes_app;
     ut__defer_init(&d->defer, loop);
     ut__conns_init(&d->conns);
+    d->conns.flush_acks = ut__acks_commit;
+    uv_check_init(loop, &d->pass_end);
+    d->pass_end.data = d;
+    uv_check_start(&d->pass_end, on_pass_end);
+    uv_unref((uv_handle_t *)&d->pass_end); /* it never keeps the loop alive */
     ut__sse_init(d);
     ut__waiters_init(d);
     ut__notify_init(d);
@@ -53,6 +67,7 @@ void ut__daemon_shutdown(ut__daemon *d, const char *why)
     ut__log(UT__LOG_INFO, "shutting down (%s)", why);
     ut__listeners_stop(d);
     ut__conns_close_all(d);
+    ut__acks_free(d);
     ut__recorder_stop(d);
     ut__auth_cleanup(&d->auth);
     ut__defer_stop(&d->defer);

@@ -40,6 +40,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "recorder.h"
+#include "acks.h"
 #include "routes.h"
 #include "sse.h"
 #include "static.h"
@@ -69,6 +70,8 @@ struct ut__daemon {
     ut__conns conns;         /* conn.c */
     ut__listeners listeners; /* listen.c */
     ut__recorder rec;        /* recorder.c */
+    ut__acks acks;           /* acks.c */
+    uv_check_t pass_end;     /* daemon.c: the end of every loop pass */
     ut__notify notify;       /* notify.c */
     ut__sse sse;             /* sse.c */
     ut__waiters waiters;     /* waiters.c */

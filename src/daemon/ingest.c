@@ -50,6 +50,9 @@ static ut_status sink_event(void *ud, const ut_event *ev)
         break;
     case UT_EDUP:
         b->counts->duplicates++;
+        /* A copy of an event its tab's recording lost is not on disk
+         * either: its ack must not say so. */
+        ut__recorder_duplicate(b->d, ev->tab);
         break;
     case UT_ELIMIT:
         /* A seq too far above the tab's highest (counted by the engine). */
@@ -114,11 +117,11 @@ static void sink_ack(void *ud, ut_str chunk)
     if (b->bind && b->bind->expired)
         return; /* its events were refused, not kept: the sender resends them */
     /* An ack promises that the events before it are kept: with --record,
-     * the frames holding them are written first. */
-    ut__recorder_sync(b->d);
+     * it waits for the pass's group commit (acks.c), which writes the
+     * frames holding them first. */
     ut__conn *c = b->ack_conn;
     if (c && c->state == UT__CONN_OPEN && c->ops->send_ack)
-        c->ops->send_ack(c, chunk);
+        ut__acks_queue(b->d, c, chunk);
 }
 
 void ut__ingest_begin(ut__ingest_batch *b, ut__daemon *d, ut__conn *ack_conn,

@@ -77,6 +77,9 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
             m->ignored);
     counter(out, "uitrail_events_lost_total", "Events lost because memory ran out.", m->lost_nomem);
     counter(out, "uitrail_acks_total", "Forward acks sent.", m->acks);
+    counter(out, "uitrail_acks_withheld_total",
+            "Acks not sent because events of their messages could not be recorded (the connection is closed).",
+            m->acks_withheld);
     counter(out, "uitrail_websocket_upgrades_total", "WebSocket ingest connections accepted.",
             m->ws_upgrades);
     counter(out, "uitrail_websocket_refused_total",

@@ -31,6 +31,7 @@ typedef struct ut__metrics {
     uint64_t bytes_out;
     uint64_t http_requests;
     uint64_t acks;
+    uint64_t acks_withheld;        /* acks not sent: events of their messages not recorded */
     uint64_t ws_upgrades;          /* WebSocket ingest connections accepted */
     uint64_t ws_refused;           /* upgrades refused: origin, token, subprotocol, malformed */
     /* Signed mode (--ingest-secret-file): upgrades refused for their token,

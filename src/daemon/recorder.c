@@ -43,7 +43,10 @@ struct ut__rec_file {
     ut__rec_file *hash_next;
     ut_list open_link;    /* on the open list exactly while `writer` is set */
     ut_list touched_link; /* on the touched list: written since the last ack */
+    uint64_t touched_at;  /* the ack mark when it joined the touched list */
     bool stopped;         /* an error stopped this tab's recording */
+    bool gap;             /* an event of this tab was not recorded */
+    bool open_failing;    /* the last try to open a file failed (logged once) */
     ut_rec_writer *writer; /* NULL when no file is open */
     int fd;               /* -1 when no file is open */
     uint64_t hash;
@@ -118,8 +121,21 @@ static void mark_written(ut__recorder *r, ut__rec_file *f)
 {
     assert(f->writer && ut_list_linked(&f->open_link));
     ut_list_move_front(&r->open, &f->open_link);
-    if (!ut_list_linked(&f->touched_link))
+    if (!ut_list_linked(&f->touched_link)) {
+        f->touched_at = r->mark;
         ut_list_push_front(&r->touched, &f->touched_link);
+    }
+}
+
+/* Events of `f`'s tab are not on disk: every ack queued since its pending
+ * frame began (or from now, when it has none) must not be sent. */
+static void lost(ut__recorder *r, ut__rec_file *f)
+{
+    uint64_t from = f && ut_list_linked(&f->touched_link) ? f->touched_at : r->mark;
+    if (from < r->lost_from)
+        r->lost_from = from;
+    if (f)
+        f->gap = true;
 }
 
 /* ---- files ---- */
@@ -151,6 +167,7 @@ static void file_fail(ut__daemon *d, ut__rec_file *f, const char *what, int err)
             "recording of tab '%.*s' stopped: %s: %s; its events are still applied and served but not "
             "recorded until the tab is closed or evicted (check the space and permissions of %s)",
             (int)f->tab_len, f->tab, what, strerror(err), d->settings.record_dir);
+    lost(&d->rec, f);
     file_release(&d->rec, f);
     f->stopped = true;
 }
@@ -244,29 +261,71 @@ static ut_status file_name(ut__recorder *r, int64_t time_us, ut_str tab, unsigne
 
 /* Creates the file of a new recording of `f`'s tab, starting with `ev`,
  * and its writer. Errors are logged and stop the tab's recording. */
-static void file_open(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
+/* Creates a new file for `f`'s tab whose first event is at `time_us`,
+ * under the first free name; -1 with errno (or errno 0 when it cannot be
+ * named, logged) on failure. */
+static int file_create(ut__daemon *d, ut__rec_file *f, int64_t time_us)
 {
     ut__recorder *r = &d->rec;
     ut_str tab = ut_str_from(f->tab, f->tab_len);
-    int fd = -1, open_errno = 0;
+    int fd = -1;
     for (unsigned try = 0; try <= UT_REC_NAME_SUFFIX_MAX; try++) {
-        ut_status st = file_name(r, ev->time_us, tab, try);
+        ut_status st = file_name(r, time_us, tab, try);
         if (st != UT_OK) {
-            d->m.record_errors++;
             ut__log(UT__LOG_ERROR, "cannot name a recording for tab '%.*s': %s; this event is not recorded",
                     (int)f->tab_len, f->tab, ut_status_str(st));
-            return;
+            errno = 0;
+            return -1;
         }
         fd = openat(r->dir_fd, r->name.data, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             break;
     }
+    return fd;
+}
+
+/* Out of file descriptors (EMFILE, ENFILE) is not a fault of the tab: the
+ * least recently written other file is closed to make room, and when
+ * there is none the event is not recorded but the next one tries again. */
+static int file_create_or_wait(ut__daemon *d, ut__rec_file *f, int64_t time_us)
+{
+    ut__recorder *r = &d->rec;
+    int fd = file_create(d, f, time_us);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && !ut_list_empty(&r->open)) {
+        file_close(d, open_entry(ut_list_last(&r->open)));
+        fd = file_create(d, f, time_us);
+    }
+    if (fd >= 0 || (errno != EMFILE && errno != ENFILE && errno != 0))
+        return fd;
+    int err = errno;
+    d->m.record_errors++;
+    if (err != 0 && !f->open_failing)
+        ut__log(UT__LOG_ERROR, "cannot create a recording for tab '%.*s' in %s: %s; its events are not "
+                "recorded (nor acked) until a file can be opened", (int)f->tab_len, f->tab,
+                d->settings.record_dir, strerror(err));
+    f->open_failing = true;
+    errno = 0;
+    return -1;
+}
+
+static void file_open(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
+{
+    ut__recorder *r = &d->rec;
+    ut_str tab = ut_str_from(f->tab, f->tab_len);
+    int fd = file_create_or_wait(d, f, ev->time_us);
     if (fd < 0) {
-        open_errno = errno;
+        if (errno == 0)
+            return; /* counted and logged; the next event tries again */
+        int open_errno = errno;
         char what[512];
         snprintf(what, sizeof what, "cannot create %s/%s", d->settings.record_dir, r->name.data);
         file_fail(d, f, what, open_errno);
         return;
+    }
+    if (f->open_failing) {
+        f->open_failing = false;
+        ut__log(UT__LOG_INFO, "recording tab '%.*s' again, to %s/%s (events before it were not recorded)",
+                (int)f->tab_len, f->tab, d->settings.record_dir, r->name.data);
     }
     if (d->settings.fsync == UT__FSYNC_FRAME && fsync(r->dir_fd) != 0)
         ut__log(UT__LOG_WARN, "fsync of %s failed: %s; the new file %s may not survive a power loss",
@@ -341,10 +400,34 @@ static void arm_timer(ut__daemon *d, int64_t due_us)
 
 /* ---- the daemon's calls ---- */
 
+/* Recordings hold what users did: the directory must be ours and not
+ * writable by anyone else (who could remove, rename or replace them).
+ * Checked on the open directory, so a swap after the check does not
+ * matter. */
+static bool record_dir_is_private(int fd, const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "--record %s: cannot stat the directory: %s", dir, strerror(errno));
+        return false;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "--record %s: the directory belongs to uid %ld, not to this daemon's uid %ld",
+                 dir, (long)st.st_uid, (long)geteuid());
+        return false;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(err, errlen, "--record %s: the directory is writable by %s (mode %04o): chmod go-w it",
+                 dir, st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
 ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
 {
     ut__recorder *r = &d->rec;
-    *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT};
+    *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT, .lost_from = UINT64_MAX};
     ut_list_init(&r->open);
     ut_list_init(&r->touched);
     const char *dir = d->settings.record_dir;
@@ -358,9 +441,18 @@ ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
         snprintf(err, errlen, "--record %s: cannot create the directory: %s", dir, strerror(errno));
         return UT_EIO;
     }
-    r->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    r->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (r->dir_fd < 0) {
-        snprintf(err, errlen, "--record %s: cannot open the directory: %s", dir, strerror(errno));
+        int open_errno = errno;
+        struct stat st;
+        bool link = lstat(dir, &st) == 0 && S_ISLNK(st.st_mode);
+        snprintf(err, errlen, "--record %s: cannot open the directory: %s", dir,
+                 link ? "a symbolic link is refused (name the directory itself)" : strerror(open_errno));
+        return UT_EIO;
+    }
+    if (!record_dir_is_private(r->dir_fd, dir, err, errlen)) {
+        close(r->dir_fd);
+        r->dir_fd = -1;
         return UT_EIO;
     }
     /* One compressor serves every file: the loop is single-threaded, and a
@@ -391,8 +483,10 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
         return;
     uint64_t hash = tab_hash(ev->tab);
     ut__rec_file *f = table_find(r, ev->tab, hash);
-    if (f && f->stopped)
+    if (f && f->stopped) {
+        lost(r, f);
         return;
+    }
     if (ev->kind == UT_KIND_CLOSE && !f)
         return; /* a close for a tab not recorded: no file just for that */
     if (!f) {
@@ -401,6 +495,7 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
             d->m.record_errors++;
             ut__log(UT__LOG_ERROR, "out of memory: an event of tab '%.*s' is not recorded", (int)ev->tab.len,
                     ev->tab.ptr);
+            lost(r, NULL);
             return;
         }
         f->fd = -1;
@@ -420,8 +515,9 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
             file_close(d, open_entry(ut_list_last(&r->open)));
         file_open(d, f, ev);
         if (!f->writer) {
-            if (!f->stopped)
-                file_close(d, f); /* nothing open: forget the entry, the next event tries again */
+            /* Not recorded: the entry stays (with its gap), and the next
+             * event of the tab tries again unless it is stopped. */
+            lost(r, f);
             return;
         }
     }
@@ -450,6 +546,28 @@ void ut__recorder_tab_gone(ut__daemon *d, ut_str tab)
     ut__rec_file *f = table_find(r, tab, tab_hash(tab));
     if (f)
         file_close(d, f);
+}
+
+void ut__recorder_duplicate(ut__daemon *d, ut_str tab)
+{
+    ut__recorder *r = &d->rec;
+    if (!r->enabled)
+        return;
+    ut__rec_file *f = table_find(r, tab, tab_hash(tab));
+    if (f && (f->gap || f->stopped))
+        lost(r, f);
+}
+
+uint64_t ut__recorder_mark(ut__daemon *d)
+{
+    return d->rec.mark++;
+}
+
+uint64_t ut__recorder_take_lost(ut__daemon *d)
+{
+    uint64_t from = d->rec.lost_from;
+    d->rec.lost_from = UINT64_MAX;
+    return from;
 }
 
 void ut__recorder_sync(ut__daemon *d)

@@ -35,6 +35,10 @@ typedef struct ut__recorder {
     uv_timer_t timer;
     int64_t timer_due;        /* wall-clock µs the timer is armed for; INT64_MAX: idle */
     ut_buf name;              /* a file name being built */
+    /* Ack marks (acks.c): `mark` counts the acks queued; `lost_from` is the
+     * lowest mark an event not written is covered by (UINT64_MAX: none). */
+    uint64_t mark;
+    uint64_t lost_from;
 } ut__recorder;
 
 /* Starts recording when --record is set: creates the directory (0700) if
@@ -48,8 +52,16 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev);
 /* The tab was closed or evicted: its file is flushed and closed. */
 void ut__recorder_tab_gone(ut__daemon *d, ut_str tab);
 /* Writes the pending frame of every file that took events since the last
- * call: called before an ack goes out, so that an ack means written. */
+ * call: called before acks go out, so that an ack means written. */
 void ut__recorder_sync(ut__daemon *d);
+/* An ack is queued: its mark. An ack whose mark is at or above what
+ * ut__recorder_take_lost returns (after the sync) covers an event that is
+ * not on disk and must not be sent; take_lost also forgets the loss. */
+uint64_t ut__recorder_mark(ut__daemon *d);
+uint64_t ut__recorder_take_lost(ut__daemon *d);
+/* A duplicate of an event of `tab`: when the tab's recording lost events,
+ * the copy is not on disk either (it counts as lost). */
+void ut__recorder_duplicate(ut__daemon *d, ut_str tab);
 /* Flushes and closes every file (shutdown). */
 void ut__recorder_stop(ut__daemon *d);
 /* Recording files open now (a gauge of /metrics). */

@@ -331,7 +331,10 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
     }
     if (ws->bound && ws->bind.expired && !ws->failed) {
         /* Not a protocol error: the sender reconnects with a new token and
-         * resends what was not acked. */
+         * resends what was not acked. The acks of the messages before the
+         * expiry go first (a close frame ends what wslay sends). */
+        if (c->acks_queued)
+            ut__acks_commit(c->d);
         queue_close(ws, WSLAY_CODE_POLICY_VIOLATION,
                     "the ingest token expired: reconnect with a new one");
     }
@@ -374,6 +377,7 @@ static void ws_send_ack(ut__conn *c, ut_str chunk)
         return;
     }
     c->d->m.acks++;
+    ws_flush(c, ws); /* acks leave from the group commit, outside ws_read */
 }
 
 static void ws_free(void *part)

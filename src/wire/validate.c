@@ -20,6 +20,7 @@
  *   fit its field (uint32 counts, int64 rt) is a bad value. */
 #include "wire_internal.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -100,6 +101,11 @@ static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
     "trusted", "sort", "persisted", "data",
+};
+/* Their lengths, so that a key is told from a name by its length and first
+ * byte before any memcmp (ut__record_validator_init checks the table). */
+static const uint8_t field_lens[F__COUNT] = {
+    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4,
 };
 
 static const char *const alert_roles[] = {"alert", "status", "log", NULL};
@@ -673,6 +679,8 @@ static ut_status validate_mutation(vctx *c)
 
 ut_status ut__record_validator_init(ut__record_validator *v)
 {
+    for (int f = 0; f < F__COUNT; f++)
+        assert(strlen(field_names[f]) == field_lens[f]);
     *v = (ut__record_validator){.text = UT_BUF_INIT};
     v->fixups = ut_malloc(UT__TEXT_FIXUPS_MAX * sizeof *v->fixups);
     /* Typical events fit; the scratch grows once if one does not. */
@@ -693,10 +701,12 @@ void ut__record_validator_free(ut__record_validator *v)
 
 static field field_of(const msgpack_object *key)
 {
-    if (key->type != MSGPACK_OBJECT_STR)
+    if (key->type != MSGPACK_OBJECT_STR || key->via.str.size == 0)
         return F__COUNT;
+    uint32_t n = key->via.str.size;
+    const char *k = key->via.str.ptr;
     for (int f = 0; f < F__COUNT; f++)
-        if (str_is(key, field_names[f]))
+        if (field_lens[f] == n && field_names[f][0] == k[0] && memcmp(field_names[f], k, n) == 0)
             return (field)f;
     return F__COUNT;
 }

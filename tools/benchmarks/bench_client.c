@@ -59,6 +59,7 @@ typedef struct options {
     uint32_t first_step;    /* ingest: the script step to start at */
     uint32_t reads;         /* read: requests over all connections */
     uint32_t depth;         /* requests in flight per connection; 0: all */
+    uint32_t ack_every;     /* uitrail pipelined ingest: every Nth entry asks for an ack; 0: the last only */
     bool fill;              /* encode while sending (memory runs) */
 } options;
 
@@ -140,7 +141,9 @@ static uint32_t replies_of(const conn *c, uint64_t r)
     if (o->target == TARGET_REDIS && o->phase == PHASE_INGEST)
         return 2; /* LPUSH's length, LTRIM's OK */
     if (o->target == TARGET_UITRAIL && o->phase == PHASE_INGEST)
-        return (o->depth == 1 || r + 1 == c->n_req) ? 1 : 0; /* the ack */
+        return (o->depth == 1 || r + 1 == c->n_req || (o->ack_every && (r + 1) % o->ack_every == 0))
+                   ? 1
+                   : 0; /* the ack */
     return 1;
 }
 
@@ -609,6 +612,7 @@ static void usage(FILE *f)
           "  --first-step N     ingest: the step of each tab's script to start at (default 0)\n"
           "  --reads N          read: trace reads over all connections (default 10000)\n"
           "  --depth N          requests in flight per connection, 0 for all (default 1)\n"
+          "  --ack-every N      uitrail pipelined ingest: an ack every N entries (a relay; default: the last)\n"
           "  --fill             encode while sending (large memory runs)\n",
           f);
 }
@@ -633,6 +637,7 @@ static void parse_options(int argc, char **argv, options *o)
         {"tabs", required_argument, NULL, 'n'},   {"steps", required_argument, NULL, 'e'},
         {"first-step", required_argument, NULL, 'f'}, {"reads", required_argument, NULL, 'r'},
         {"depth", required_argument, NULL, 'd'},  {"fill", no_argument, NULL, 'F'},
+        {"ack-every", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     *o = (options){.conns = 1, .tabs = 1000, .steps_per_tab = 100, .reads = 10000, .depth = 1};
@@ -666,6 +671,7 @@ static void parse_options(int argc, char **argv, options *o)
         case 'r': o->reads = parse_u32("--reads", optarg, 1, 100000000); break;
         case 'd': o->depth = parse_u32("--depth", optarg, 0, 1000000); break;
         case 'F': o->fill = true; break;
+        case 'a': o->ack_every = parse_u32("--ack-every", optarg, 1, 1000000); break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
