@@ -168,12 +168,13 @@ static void notify_trace(ut_engine *e, const ut__tab *t)
 
 typedef struct mark_sink {
     ut_engine *engine;
-    const ut__tab *tab;
+    ut__tab *tab;
 } mark_sink;
 
 static void on_stab_mark(void *ud, const ut_mark *m)
 {
     mark_sink *ms = ud;
+    ut__action_mark(&ms->tab->action, m);
     ms->engine->stats.marks++;
     if (ms->engine->obs.on_mark)
         ms->engine->obs.on_mark(ms->engine->obs.ud, ut__tab_key(ms->tab), m);
@@ -200,6 +201,29 @@ static bool tab_has_mutations(const ut__tab *t)
     ut_stab_status st;
     ut_stab_status_get(t->stab, &st);
     return st.has_mutations;
+}
+
+/* Whether the scorer of `t` reads changing (a pending action aside). */
+static bool scorer_changing(const ut__tab *t)
+{
+    if (!t->stab)
+        return false;
+    ut_stab_status st;
+    ut_stab_status_get(t->stab, &st);
+    return st.state == UT_PAGE_CHANGING;
+}
+
+/* The sender time at which `t`'s pending action settles by itself. */
+static int64_t action_deadline(const ut_engine *e, const ut__tab *t)
+{
+    return ut__action_deadline(&t->action, scorer_changing(t), e->cfg.stab.quiet_ms);
+}
+
+/* Settles `t`'s pending action if it is due by sender time `now`. */
+static void action_run(ut_engine *e, ut__tab *t, int64_t now)
+{
+    if (ut__action_run(&t->action, now, scorer_changing(t), e->cfg.stab.quiet_ms))
+        notify_trace(e, t);
 }
 
 /* How far `t`'s timers must lag behind its sender clock: an event may
@@ -230,6 +254,9 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
         if (dead < due)
             due = dead;
     }
+    int64_t settle = action_deadline(e, t);
+    if (settle < due)
+        due = settle;
     if (due != INT64_MAX)
         due = add_sat(add_sat(due, tab_timer_lag_us(e, t)), -t->offset_us);
     int64_t release = ut__reorder_deadline(&t->reorder, t->offset_us, (int64_t)e->cfg.reorder_ms * US_PER_MS);
@@ -280,6 +307,7 @@ static void tab_run_due(ut_engine *e, ut__tab *t, int64_t now)
                 break; /* no progress: ut_engine_advance steps past it */
         }
     }
+    action_run(e, t, now);
     settle_pending(e, t, now);
 }
 
@@ -290,6 +318,7 @@ static void tab_run_timers(ut_engine *e, ut__tab *t, int64_t now)
     mark_sink ms = {e, t};
     if (t->stab)
         ut_stab_advance(t->stab, now, on_stab_mark, &ms);
+    action_run(e, t, now);
     settle_pending(e, t, now);
 }
 
@@ -1003,6 +1032,7 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
+    ut__action_response(&t->action, now);
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */
@@ -1087,6 +1117,35 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
 
 /* ---- Applying, in event order ---- */
 
+/* A click or a change is an action the page answers (actions.h); the
+ * other events that answer a click answer it too (a mutation that counts
+ * does so in apply_mutation). A tab that sends no mutation records cannot
+ * tell when its page settles: its actions leave the page as it reads. */
+static void action_note(ut__tab *t, ut_kind kind, int64_t now)
+{
+    switch (kind) {
+    case UT_KIND_CHANGE:
+        /* The change a click made (a checkbox, a radio) answers it. */
+        if (t->action.pending && !t->action.responded) {
+            ut__action_response(&t->action, now);
+            break;
+        }
+        /* fallthrough */
+    case UT_KIND_CLICK:
+        if (tab_has_mutations(t))
+            ut__action_begin(&t->action, now);
+        break;
+    case UT_KIND_NAV:
+    case UT_KIND_ALERT:
+    case UT_KIND_DIALOG:
+    case UT_KIND_UNLOAD:
+    case UT_KIND_APP: ut__action_response(&t->action, now); break;
+    case UT_KIND_MUTATION:
+    case UT_KIND_CLOSE:
+    case UT_KIND__COUNT: break;
+    }
+}
+
 /* Applies one redacted event of `t` (at once, or out of its reorder
  * window) and tells the observer. A close removes the tab: *gone is then
  * set and `t` is freed. On failure nothing of the tab has changed. */
@@ -1108,6 +1167,7 @@ static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *
     ut_status st = apply_kind(e, t, red, now);
     if (st != UT_OK)
         return st;
+    action_note(t, red->kind, now);
     ut__reorder_applied(&t->reorder, red->has_seq, red->seq);
     t->last_us = now;
     e->stats.applied[red->kind]++;
@@ -1263,6 +1323,9 @@ void ut__tab_page_status(const ut__tab *t, ut_stab_status *out)
 {
     if (t->stab) {
         ut_stab_status_get(t->stab, out);
+        /* A page answering an action is changing until it settled. */
+        if (t->action.pending)
+            out->state = UT_PAGE_CHANGING;
         return;
     }
     memset(out, 0, sizeof *out);
