@@ -406,6 +406,17 @@ static void test_daemon_client_commands(void **state)
     make_busy_tab(&d, "busy");
     assert_int_equal(run_client((const char *const[]){"wait", "busy", "--timeout", "200",
                                                       "--runtime-dir", rt, NULL}, NULL), 1);
+    /* A wait after an action: one that never arrives runs out; an action
+     * time long past is settled with the page. */
+    ut_buf_reset(&out);
+    assert_int_equal(run_client((const char *const[]){"wait", s->tabs[0], "--after", "999999", "--timeout", "200",
+                                                      "--runtime-dir", rt, NULL}, &out), 1);
+    assert_non_null(strstr(out.data, "\"after\":\"unseen\""));
+    assert_int_equal(run_client((const char *const[]){"wait", s->tabs[0], "--after-ms", "0",
+                                                      "--runtime-dir", rt, NULL}, NULL), 0);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after", "abc", NULL}, NULL), 2);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after", "1", "--after-ms", "1", NULL}, NULL), 2);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after-ms", "4294967296000", NULL}, NULL), 2);
     /* msgpack from standard input is sent as it is. */
     ut_buf_free(&out);
     stop_clean(&d);
