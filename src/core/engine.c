@@ -1,7 +1,8 @@
 /* The engine: configuration, the engine clock, and what each event does to
  * its tab — debounce, rage clicks, bursts, dialogs, navigations and click
- * outcomes. The serializers live in trace.c, the tab table in tabs.c and
- * the entries in ring.c.
+ * outcomes. The click rules live in clicks.c, the dialog rules in
+ * dialogs.c, the serializers in trace.c, the tab table in tabs.c and the
+ * entries in ring.c.
  *
  * Outcomes. A tab has at most one click awaiting an outcome (`pending`):
  * the latest click entry. A dialog open, a navigation or an alert within
@@ -15,15 +16,11 @@
  * older one without a verdict: the user moving on is not a dead click. */
 #include "engine_internal.h"
 
+#include "clicks.h"
+#include "dialogs.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#define US_PER_MS INT64_C(1000)
-#define OUTCOME_WINDOW_US (UT_OUTCOME_WINDOW_MS * US_PER_MS)
-#define DEAD_CLICK_US (UT_DEAD_CLICK_MS * US_PER_MS)
-#define RAGE_WINDOW_US (UT_RAGE_WINDOW_MS * US_PER_MS)
-#define BURST_WINDOW_US (UT_BURST_WINDOW_MS * US_PER_MS)
-#define UNLOAD_WINDOW_US (UT_UNLOAD_OUTCOME_WINDOW_MS * US_PER_MS)
 
 static int64_t add_sat(int64_t a, int64_t b)
 {
@@ -265,16 +262,6 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
     ut__tabs_set_deadline(&e->tabs, t, due);
 }
 
-static ut__entry **find_entry(const ut__tab *t, uint32_t id)
-{
-    for (uint32_t i = 0; i < t->ring.count; i++) {
-        ut__entry **slot = ut__ring_newest(&t->ring, i);
-        if ((*slot)->id == id)
-            return slot;
-    }
-    return NULL;
-}
-
 /* Ends the wait of the pending click once UT_DEAD_CLICK_MS have passed by
  * `now` (sender time), claiming a dead click when the rules allow. */
 static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
@@ -285,7 +272,7 @@ static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
     if (t->unloaded && t->unload_answers_pending && now < add_sat(t->unload_us, UNLOAD_WINDOW_US))
         return;
     t->pending = false;
-    ut__entry **slot = find_entry(t, t->pending_id);
+    ut__entry **slot = ut__find_entry(t, t->pending_id);
     if (slot && (*slot)->outcome == UT__OUT_NONE && !t->pending_responded && tab_has_mutations(t)) {
         (*slot)->outcome = UT__OUT_DEAD;
         notify_trace(e, t);
@@ -362,423 +349,6 @@ int64_t ut_engine_next_deadline(const ut_engine *e)
     return due;
 }
 
-/* ---- Entries ---- */
-
-static bool is_click_entry(const ut__entry *en)
-{
-    return en->kind == UT__E_CLICK || en->kind == UT__E_BURST;
-}
-
-/* The pending click if `now` is within its outcome window and its outcome
- * may still be set (none yet, or the provisional "page changed"). */
-static ut__entry **outcome_candidate(const ut__tab *t, int64_t now)
-{
-    if (!t->pending || now - t->pending_last_us > OUTCOME_WINDOW_US)
-        return NULL;
-    ut__entry **slot = find_entry(t, t->pending_id);
-    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
-        return NULL;
-    return slot;
-}
-
-/* After an unload that answered the pending click: that click, while its
- * outcome is still open and the next page arrives within
- * UT_UNLOAD_OUTCOME_WINDOW_MS of the unload. */
-static ut__entry **unload_outcome_candidate(const ut__tab *t, int64_t now)
-{
-    if (!t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
-        return NULL;
-    ut__entry **slot = find_entry(t, t->pending_id);
-    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
-        return NULL;
-    return slot;
-}
-
-/* Something visible happened in `t`: its pending click was answered. */
-static void mark_responded(ut__tab *t)
-{
-    if (t->pending)
-        t->pending_responded = true;
-}
-
-/* Sets the outcome of the click in `slot` with its text fields (which must
- * not point into the entry). */
-static ut_status set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
-                             ut_str text, uint8_t detail)
-{
-    ut_str fields[UT__F__COUNT] = {0};
-    fields[UT__F_OUT_ROLE] = role;
-    fields[UT__F_OUT_TEXT] = text;
-    ut_status st = ut__entry_rebuild(slot, (1u << UT__F_OUT_ROLE) | (1u << UT__F_OUT_TEXT), fields);
-    if (st != UT_OK)
-        return st;
-    (*slot)->outcome = (uint8_t)outcome;
-    (*slot)->outcome_detail = detail;
-    t->pending = false;
-    return UT_OK;
-}
-
-static void rage_reset(ut__tab *t)
-{
-    t->rage_n = 0;
-}
-
-static void rage_record(ut__tab *t, int64_t now)
-{
-    if (t->rage_n == UT_RAGE_MIN_CLICKS - 1) {
-        memmove(t->rage_times, t->rage_times + 1, sizeof t->rage_times - sizeof t->rage_times[0]);
-        t->rage_n--;
-    }
-    t->rage_times[t->rage_n++] = now;
-}
-
-/* Clicks on the newest entry's element within the rage window of `now`,
- * not counting a click at `now`. */
-static uint32_t rage_recent(const ut__tab *t, int64_t now)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < t->rage_n; i++)
-        if (now - t->rage_times[i] <= RAGE_WINDOW_US)
-            n++;
-    return n;
-}
-
-/* Pushes a new entry, stamping its id and time. A click entry becomes the
- * pending click; the rage history follows the newest entry's element. */
-static void push_entry(ut__tab *t, ut__entry *en, int64_t now)
-{
-    ut__entry **prev = ut__ring_newest(&t->ring, 0);
-    bool same_el_click = en->kind == UT__E_CLICK && prev && (*prev)->kind == UT__E_CLICK &&
-                         ut_str_eq(ut__entry_field(*prev, UT__F_EL), ut__entry_field(en, UT__F_EL));
-    if (!same_el_click)
-        rage_reset(t);
-    en->id = t->next_entry_id++;
-    en->time_us = now;
-    en->last_us = now;
-    ut__ring_push(&t->ring, en);
-    if (en->kind == UT__E_CLICK) {
-        rage_record(t, now);
-        t->pending = true;
-        t->pending_id = en->id;
-        t->pending_last_us = now;
-        t->pending_responded = false;
-    }
-}
-
-/* Allocates an entry of `kind` and makes sure it can be pushed. */
-static ut__entry *entry_make(ut__tab *t, uint8_t kind, const ut_str fields[UT__F__COUNT])
-{
-    if (ut__ring_reserve(&t->ring) != UT_OK)
-        return NULL;
-    return ut__entry_new(kind, fields);
-}
-
-/* Encodes a click's context as a list in e->build. */
-static ut_str build_ctx(ut_engine *e, const ut_event *ev)
-{
-    ut_buf_reset(&e->build);
-    if (ev->sens || ev->ctx.kind == UT_CTX_NONE)
-        return UT_STR_NULL;
-    if (ev->ctx.kind == UT_CTX_ROW) {
-        for (uint32_t i = 0; i < ev->ctx.ncells && i < UT_CTX_CELLS_MAX; i++)
-            ut__list_put(&e->build, ev->ctx.cells[i], UT_CELL_MAX_BYTES);
-    } else {
-        ut__list_put(&e->build, ev->ctx.name, UT_CELL_MAX_BYTES);
-    }
-    return ut_buf_str(&e->build);
-}
-
-/* ---- Clicks: debounce, rage ---- */
-
-/* A click folded into entry `en` at `now` restarts the wait for a response,
- * unless the entry already has its final outcome. */
-static void pending_follow(ut__tab *t, const ut__entry *en, int64_t now)
-{
-    if (en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED) {
-        t->pending = true;
-        t->pending_id = en->id;
-        t->pending_last_us = now;
-        t->pending_responded = en->outcome == UT__OUT_CHANGED;
-    }
-}
-
-/* Folds the newest entry into the click entry before it when both are
- * clicks on one element within the rage window, so that a rage click is a
- * single entry. The older entry keeps its position and first time; its
- * outcome, if it has none, is the newer one's. */
-static ut_status rage_fold(ut__tab *t)
-{
-    ut__entry **newest = ut__ring_newest(&t->ring, 0);
-    ut__entry **older = ut__ring_newest(&t->ring, 1);
-    if (!older || (*older)->kind != UT__E_CLICK ||
-        !ut_str_eq(ut__entry_field(*older, UT__F_EL), ut__entry_field(*newest, UT__F_EL)) ||
-        (*newest)->time_us - (*older)->last_us > RAGE_WINDOW_US)
-        return UT_OK;
-    ut__entry *n = *newest;
-    if ((*older)->outcome == UT__OUT_NONE && n->outcome != UT__OUT_NONE) {
-        ut_str fields[UT__F__COUNT] = {0};
-        fields[UT__F_OUT_ROLE] = ut__entry_field(n, UT__F_OUT_ROLE);
-        fields[UT__F_OUT_TEXT] = ut__entry_field(n, UT__F_OUT_TEXT);
-        ut_status st =
-            ut__entry_rebuild(older, (1u << UT__F_OUT_ROLE) | (1u << UT__F_OUT_TEXT), fields);
-        if (st != UT_OK)
-            return st;
-        (*older)->outcome = n->outcome;
-        (*older)->outcome_detail = n->outcome_detail;
-    }
-    ut__entry *o = *older;
-    o->count += n->count;
-    o->last_us = n->last_us;
-    o->flags |= n->flags & UT__EF_RAGE;
-    o->state_set = n->state_set;
-    o->state_on = n->state_on;
-    if (t->pending && t->pending_id == n->id)
-        t->pending_id = o->id;
-    ut__ring_drop_newest(&t->ring);
-    return UT_OK;
-}
-
-/* A click on the newest entry's element: within the debounce time of the
- * previous click on it, or completing a rage streak, it folds into that
- * entry. Returns UT_EAGAIN when it must make an entry of its own. */
-static ut_status click_repeat(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
-{
-    ut__entry **slot = ut__ring_newest(&t->ring, 0);
-    if (!slot || !is_click_entry(*slot) || !ut_str_eq(ut__entry_field(*slot, UT__F_EL), ev->el))
-        return UT_EAGAIN;
-    ut__entry *en = *slot;
-    bool debounced = now - en->last_us <= (int64_t)e->cfg.debounce_ms * US_PER_MS;
-    if (en->kind == UT__E_BURST) {
-        /* A repeat on a burst's latest member is absorbed; anything else
-         * about that element is a click of its own. */
-        if (!debounced)
-            return UT_EAGAIN;
-        en->last_us = now;
-        return UT_OK;
-    }
-    bool rage = rage_recent(t, now) + 1 >= UT_RAGE_MIN_CLICKS;
-    if (!debounced && !rage)
-        return UT_EAGAIN;
-    if (rage) {
-        /* Fold first: it is the only step that can fail. */
-        ut_status st = rage_fold(t);
-        if (st != UT_OK)
-            return st;
-        en = *ut__ring_newest(&t->ring, 0);
-        en->flags |= UT__EF_RAGE;
-    }
-    en->count++;
-    en->last_us = now;
-    en->state_set = ev->state_set;
-    en->state_on = ev->state_on & ev->state_set;
-    rage_record(t, now);
-    pending_follow(t, en, now);
-    return UT_OK;
-}
-
-/* ---- Clicks: bursts ---- */
-
-static bool burst_context(ut_ctx_kind k)
-{
-    return k == UT_CTX_GROUP || k == UT_CTX_TOOLBAR || k == UT_CTX_LIST || k == UT_CTX_MENU;
-}
-
-/* Whether entry `en` was a click of the same role in the same context as
- * `ev` (a burst context: its list holds one item, the context name). */
-static bool same_role_and_context(const ut__entry *en, const ut_event *ev)
-{
-    if (en->flags & (UT__EF_SENS | UT__EF_RAGE) || en->ctx_kind != ev->ctx.kind ||
-        !ut_str_eq(ut__entry_field(en, UT__F_ROLE), ev->role) ||
-        !(en->flags & UT__EF_UNTRUSTED) != !ev->untrusted)
-        return false;
-    ut_str list = ut__entry_field(en, UT__F_CTX), name;
-    return ut__list_next(&list, &name) && ut_str_eq(name, ev->ctx.name) && list.len == 0;
-}
-
-static bool burst_has_member(const ut__entry *en, ut_str el)
-{
-    ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
-    while (ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name))
-        if (ut_str_eq(member_el, el))
-            return true;
-    return false;
-}
-
-_Static_assert(UT_BURST_MEMBERS_MAX <= 32, "a burst's member states are bits of a uint32_t");
-_Static_assert(UT_APP_DATA_MAX * (2 * UT__LIST_ITEM_HDR + UT_APP_KEY_MAX_BYTES + UT_APP_VALUE_MAX_BYTES) <=
-                   UT__MEMBERS_FIELD_MAX,
-               "a host event's data fits the members field");
-
-/* The lowest state bit of `set` (checked before expanded, selected,
- * pressed), or 0. */
-static uint8_t first_state_bit(uint8_t set)
-{
-    return (uint8_t)(set & -set);
-}
-
-/* Notes member `index`'s state after its click: the burst keeps the one
- * state every member reported (state_set) and each member's value of it
- * (member_on); a member without it ends that for the whole burst. */
-static void burst_note_state(ut__entry *burst, uint32_t index, uint8_t set, uint8_t on)
-{
-    if (!(burst->state_set & set)) {
-        burst->state_set = 0;
-        burst->member_on = 0;
-        return;
-    }
-    if (index < 32 && (on & burst->state_set))
-        burst->member_on |= UINT32_C(1) << index;
-}
-
-/* Adds a click to the burst in `slot`. */
-static ut_status burst_add(ut_engine *e, ut__tab *t, ut__entry **slot, const ut_event *ev,
-                           int64_t now)
-{
-    ut_str members = ut__entry_field(*slot, UT__F_MEMBERS), item;
-    uint32_t stored = 0;
-    for (ut_str it = members; ut__list_next(&it, &item);)
-        stored++;
-    ut_buf_reset(&e->build);
-    ut_buf_append_str(&e->build, members);
-    if (stored / 2 < UT_BURST_MEMBERS_MAX) {
-        ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
-        ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
-    }
-    if (e->build.oom)
-        return UT_ENOMEM;
-    ut_str fields[UT__F__COUNT] = {0};
-    fields[UT__F_EL] = ev->el;
-    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
-    ut_status st = ut__entry_rebuild(slot, (1u << UT__F_EL) | (1u << UT__F_MEMBERS), fields);
-    if (st != UT_OK)
-        return st;
-    burst_note_state(*slot, stored / 2, ev->state_set, ev->state_on);
-    (*slot)->count++;
-    (*slot)->last_us = now;
-    pending_follow(t, *slot, now);
-    return UT_OK;
-}
-
-/* Burst coalescing: the click extends the newest entry when that is a
- * burst of its role and context, or turns the UT_BURST_MIN_CLICKS - 1
- * newest click entries and itself into one burst entry (at the position
- * and time of the oldest), so that a run of filter chips takes one ring
- * slot. Returns UT_EAGAIN when the click is not part of a burst. */
-static ut_status click_burst(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
-{
-    enum { PRIOR = UT_BURST_MIN_CLICKS - 1 };
-    if (ev->sens || !burst_context(ev->ctx.kind))
-        return UT_EAGAIN;
-    ut__entry **newest = ut__ring_newest(&t->ring, 0);
-    if (!newest || now - (*newest)->last_us > BURST_WINDOW_US)
-        return UT_EAGAIN;
-    if ((*newest)->kind == UT__E_BURST) {
-        if (!same_role_and_context(*newest, ev) || burst_has_member(*newest, ev->el))
-            return UT_EAGAIN;
-        return burst_add(e, t, newest, ev, now);
-    }
-
-    ut__entry *prior[PRIOR]; /* prior[0] is the newest */
-    for (uint32_t i = 0; i < PRIOR; i++) {
-        ut__entry **slot = ut__ring_newest(&t->ring, i);
-        if (!slot || (*slot)->kind != UT__E_CLICK || !same_role_and_context(*slot, ev))
-            return UT_EAGAIN;
-        prior[i] = *slot;
-        if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ev->el))
-            return UT_EAGAIN;
-        for (uint32_t j = 0; j < i; j++)
-            if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ut__entry_field(prior[j], UT__F_EL)))
-                return UT_EAGAIN;
-        if (i > 0 && prior[i - 1]->time_us - prior[i]->last_us > BURST_WINDOW_US)
-            return UT_EAGAIN;
-    }
-
-    /* The burst's outcome is the first one its clicks had. */
-    const ut__entry *with_outcome = NULL;
-    for (uint32_t i = PRIOR; i-- > 0;)
-        if (!with_outcome && prior[i]->outcome != UT__OUT_NONE)
-            with_outcome = prior[i];
-
-    ut_buf_reset(&e->build);
-    for (uint32_t i = PRIOR; i-- > 0;) {
-        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_EL), UT_EL_MAX_BYTES);
-        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_NAME), UT_NAME_MAX_BYTES);
-    }
-    ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
-    ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
-    if (e->build.oom)
-        return UT_ENOMEM;
-
-    ut__entry *oldest = prior[PRIOR - 1];
-    ut_str fields[UT__F__COUNT];
-    for (int f = 0; f < UT__F__COUNT; f++)
-        fields[f] = ut__entry_field(oldest, (ut__field)f);
-    fields[UT__F_NAME] = UT_STR_NULL;
-    fields[UT__F_EL] = ev->el;
-    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
-    if (with_outcome) {
-        fields[UT__F_OUT_ROLE] = ut__entry_field(with_outcome, UT__F_OUT_ROLE);
-        fields[UT__F_OUT_TEXT] = ut__entry_field(with_outcome, UT__F_OUT_TEXT);
-    }
-    ut__entry *burst = ut__entry_new(UT__E_BURST, fields);
-    if (!burst)
-        return UT_ENOMEM;
-    burst->id = oldest->id;
-    burst->time_us = oldest->time_us;
-    burst->last_us = now;
-    burst->count = UT_BURST_MIN_CLICKS;
-    burst->ctx_kind = oldest->ctx_kind;
-    burst->flags = oldest->flags & UT__EF_UNTRUSTED;
-    /* Members in order: the prior clicks, oldest first, then this one. */
-    uint8_t common = ev->state_set;
-    for (uint32_t i = 0; i < PRIOR; i++)
-        common &= prior[i]->state_set;
-    burst->state_set = first_state_bit(common);
-    for (uint32_t i = PRIOR; i-- > 0;)
-        burst_note_state(burst, PRIOR - 1 - i, prior[i]->state_set, prior[i]->state_on);
-    burst_note_state(burst, PRIOR, ev->state_set, ev->state_on);
-    if (with_outcome) {
-        burst->outcome = with_outcome->outcome;
-        burst->outcome_detail = with_outcome->outcome_detail;
-    }
-    for (uint32_t i = 0; i < PRIOR - 1; i++)
-        ut__ring_drop_newest(&t->ring);
-    ut__entry **slot = ut__ring_newest(&t->ring, 0);
-    ut_free(*slot);
-    *slot = burst;
-    rage_reset(t);
-    pending_follow(t, burst, now);
-    return UT_OK;
-}
-
-static ut_status apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
-{
-    ut_status st = click_repeat(e, t, ev, now);
-    if (st != UT_EAGAIN)
-        return st;
-    st = click_burst(e, t, ev, now);
-    if (st != UT_EAGAIN)
-        return st;
-    ut_str fields[UT__F__COUNT] = {0};
-    fields[UT__F_ROLE] = ev->role;
-    fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;
-    fields[UT__F_EL] = ev->el;
-    fields[UT__F_CTX] = build_ctx(e, ev);
-    if (e->build.oom)
-        return UT_ENOMEM;
-    ut__entry *en = entry_make(t, UT__E_CLICK, fields);
-    if (!en)
-        return UT_ENOMEM;
-    en->count = 1;
-    en->ctx_kind = (uint8_t)(ev->sens ? UT_CTX_NONE : ev->ctx.kind);
-    en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) | (ev->untrusted ? UT__EF_UNTRUSTED : 0));
-    en->state_set = ev->state_set;
-    en->state_on = ev->state_on & ev->state_set;
-    en->sort = (uint8_t)ev->sort;
-    push_entry(t, en, now);
-    return UT_OK;
-}
-
 /* ---- Other kinds ---- */
 
 static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
@@ -788,7 +358,7 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
     fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;
     fields[UT__F_EL] = ev->el;
     fields[UT__F_TEXT] = ev->has_value && !ev->sens ? ev->value : UT_STR_NULL;
-    ut__entry *en = entry_make(t, UT__E_CHANGE, fields);
+    ut__entry *en = ut__entry_make(t, UT__E_CHANGE, fields);
     if (!en)
         return UT_ENOMEM;
     en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) |
@@ -798,153 +368,25 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
                           (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0) |
                           (ev->untrusted ? UT__EF_UNTRUSTED : 0));
     en->count = ev->has_len ? ev->len : 0;
-    mark_responded(t);
-    push_entry(t, en, now);
+    ut__mark_responded(t);
+    ut__push_entry(t, en, now);
     return UT_OK;
 }
 
 static ut_status apply_alert(ut__tab *t, const ut_event *ev, int64_t now)
 {
-    ut__entry **candidate = outcome_candidate(t, now);
-    mark_responded(t);
+    ut__entry **candidate = ut__outcome_candidate(t, now);
+    ut__mark_responded(t);
     if (candidate)
-        return set_outcome(t, candidate, UT__OUT_ALERT, ev->role, ev->text, (uint8_t)ev->level);
+        return ut__set_outcome(t, candidate, UT__OUT_ALERT, ev->role, ev->text, (uint8_t)ev->level);
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_ROLE] = ev->role;
     fields[UT__F_TEXT] = ev->text;
-    ut__entry *en = entry_make(t, UT__E_ALERT, fields);
+    ut__entry *en = ut__entry_make(t, UT__E_ALERT, fields);
     if (!en)
         return UT_ENOMEM;
     en->detail = (uint8_t)ev->level;
-    push_entry(t, en, now);
-    return UT_OK;
-}
-
-static ut__dialog **dialog_find(ut__tab *t, ut_str el)
-{
-    for (ut__dialog **d = &t->dialogs; *d; d = &(*d)->next)
-        if (ut_str_eq((ut_str){(*d)->bytes, (*d)->el_len}, el))
-            return d;
-    return NULL;
-}
-
-static ut_str dialog_part(const ut__dialog *d, int part)
-{
-    size_t at = 0;
-    const uint16_t lens[4] = {d->el_len, d->role_len, d->name_len, d->text_len};
-    for (int i = 0; i < part; i++)
-        at += lens[i];
-    return (ut_str){d->bytes + at, lens[part]};
-}
-
-static ut__dialog *dialog_new(const ut_event *ev)
-{
-    size_t el = ut__utf8_cut(ev->el, UT_EL_MAX_BYTES);
-    size_t role = ut__utf8_cut(ev->role, UT_ROLE_MAX_BYTES);
-    size_t name = ut__utf8_cut(ev->name, UT_NAME_MAX_BYTES);
-    size_t text = ut__utf8_cut(ev->text, UT_DIALOG_TEXT_MAX_BYTES);
-    ut__dialog *d = ut_malloc(sizeof *d + el + role + name + text);
-    if (!d)
-        return NULL;
-    d->next = NULL;
-    d->el_len = (uint16_t)el;
-    d->role_len = (uint16_t)role;
-    d->name_len = (uint16_t)name;
-    d->text_len = (uint16_t)text;
-    char *p = d->bytes;
-    memcpy(p, ev->el.ptr, el), p += el;
-    memcpy(p, ev->role.ptr, role), p += role;
-    memcpy(p, ev->name.ptr, name), p += name;
-    memcpy(p, ev->text.ptr, text);
-    return d;
-}
-
-static void dialogs_free(ut__tab *t)
-{
-    for (ut__dialog *d = t->dialogs, *next; d; d = next) {
-        next = d->next;
-        ut_free(d);
-    }
-    t->dialogs = NULL;
-    t->ndialogs = 0;
-}
-
-static ut_status apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
-{
-    ut__dialog *fresh = dialog_new(ev);
-    if (!fresh)
-        return UT_ENOMEM;
-    ut__dialog **known = dialog_find(t, ev->el);
-    if (known) {
-        /* A second open of the same dialog only updates its snapshot. */
-        fresh->next = (*known)->next;
-        ut_free(*known);
-        *known = fresh;
-        mark_responded(t);
-        return UT_OK;
-    }
-    ut__entry **candidate = outcome_candidate(t, now);
-    ut_status st = UT_OK;
-    if (candidate) {
-        st = set_outcome(t, candidate, UT__OUT_DIALOG, ev->role, ev->name, 0);
-    } else {
-        ut_str fields[UT__F__COUNT] = {0};
-        fields[UT__F_ROLE] = ev->role;
-        fields[UT__F_NAME] = ev->name;
-        fields[UT__F_EL] = ev->el;
-        fields[UT__F_TEXT] = ev->text;
-        ut__entry *en = entry_make(t, UT__E_DIALOG_OPEN, fields);
-        if (en)
-            push_entry(t, en, now);
-        else
-            st = UT_ENOMEM;
-    }
-    if (st != UT_OK) {
-        ut_free(fresh);
-        return st;
-    }
-    mark_responded(t);
-    fresh->next = t->dialogs;
-    t->dialogs = fresh;
-    if (++t->ndialogs > UT_DIALOGS_OPEN_MAX) {
-        ut__dialog **last = &t->dialogs;
-        while ((*last)->next)
-            last = &(*last)->next;
-        ut_free(*last);
-        *last = NULL;
-        t->ndialogs--;
-    }
-    return UT_OK;
-}
-
-static ut_status apply_dialog_close(ut__tab *t, const ut_event *ev, int64_t now)
-{
-    ut__dialog **known = dialog_find(t, ev->el);
-    ut_str fields[UT__F__COUNT] = {0};
-    fields[UT__F_ROLE] = ev->role;
-    fields[UT__F_NAME] = ev->name;
-    fields[UT__F_EL] = ev->el;
-    fields[UT__F_TEXT] = ev->text;
-    if (known) {
-        /* What the dialog showed is what its open (or last update) said. */
-        if (!fields[UT__F_ROLE].len)
-            fields[UT__F_ROLE] = dialog_part(*known, 1);
-        if (!fields[UT__F_NAME].len)
-            fields[UT__F_NAME] = dialog_part(*known, 2);
-        if (dialog_part(*known, 3).len)
-            fields[UT__F_TEXT] = dialog_part(*known, 3);
-    }
-    ut__entry *en = entry_make(t, UT__E_DIALOG_CLOSE, fields);
-    if (!en)
-        return UT_ENOMEM;
-    mark_responded(t);
-    push_entry(t, en, now);
-    if (known) {
-        ut__dialog *gone = *known;
-        *known = gone->next;
-        ut_free(gone);
-        t->ndialogs--;
-    }
+    ut__push_entry(t, en, now);
     return UT_OK;
 }
 
@@ -965,22 +407,22 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_NAME] = ev->title;
     fields[UT__F_TEXT] = ev->url;
-    ut__entry *en = entry_make(t, UT__E_NAV, fields);
+    ut__entry *en = ut__entry_make(t, UT__E_NAV, fields);
     if (!en) {
         ut_free(page);
         return UT_ENOMEM;
     }
     en->detail = (uint8_t)ev->how;
 
-    ut__entry **candidate = reset ? NULL : outcome_candidate(t, now);
+    ut__entry **candidate = reset ? NULL : ut__outcome_candidate(t, now);
     if (!candidate && !reset && t->unloaded)
-        candidate = unload_outcome_candidate(t, now);
+        candidate = ut__unload_outcome_candidate(t, now);
     bool after_unload = t->unloaded;
     t->unloaded = false;
     t->unload_answers_pending = false;
-    mark_responded(t);
+    ut__mark_responded(t);
     if (candidate) {
-        ut_status st = set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0);
+        ut_status st = ut__set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0);
         if (st != UT_OK) {
             ut_free(en);
             ut_free(page);
@@ -991,7 +433,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     if (new_page || after_unload) {
         /* A page restored from the back/forward cache after an unload is a
          * page shown anew, though not loaded: it settles from now. */
-        dialogs_free(t);
+        ut__dialogs_free(t);
         t->page_load_us = now;
         if (t->stab) {
             mark_sink ms = {e, t};
@@ -1001,7 +443,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     if (reset) {
         ut__ring_clear(&t->ring);
         t->pending = false;
-        rage_reset(t);
+        ut__rage_reset(t);
     }
     ut_free(t->page);
     t->page = page;
@@ -1011,7 +453,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
         t->has_tz = true;
         t->tz_min = ev->tz_min;
     }
-    push_entry(t, en, now);
+    ut__push_entry(t, en, now);
     return UT_OK;
 }
 
@@ -1036,8 +478,8 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */
-    ut__entry **candidate = change == UT_STAB_CHANGE_VISIBLE ? outcome_candidate(t, now) : NULL;
-    mark_responded(t);
+    ut__entry **candidate = change == UT_STAB_CHANGE_VISIBLE ? ut__outcome_candidate(t, now) : NULL;
+    ut__mark_responded(t);
     if (candidate && (*candidate)->outcome == UT__OUT_NONE) {
         (*candidate)->outcome = UT__OUT_CHANGED;
         notify_trace(e, t);
@@ -1056,9 +498,9 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
  * so a tab that never comes back settles. */
 static ut_status apply_unload(ut_engine *e, ut__tab *t, int64_t now)
 {
-    t->unload_answers_pending = outcome_candidate(t, now) != NULL;
-    mark_responded(t);
-    dialogs_free(t);
+    t->unload_answers_pending = ut__outcome_candidate(t, now) != NULL;
+    ut__mark_responded(t);
+    ut__dialogs_free(t);
     t->unloaded = true;
     t->unload_us = now;
     if (t->stab) {
@@ -1087,12 +529,12 @@ static ut_status apply_app(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     fields[UT__F_NAME] = ev->name;
     fields[UT__F_TEXT] = ev->text;
     fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
-    ut__entry *en = entry_make(t, UT__E_APP, fields);
+    ut__entry *en = ut__entry_make(t, UT__E_APP, fields);
     if (!en)
         return UT_ENOMEM;
     en->detail = (uint8_t)ev->level;
-    mark_responded(t);
-    push_entry(t, en, now);
+    ut__mark_responded(t);
+    ut__push_entry(t, en, now);
     return UT_OK;
 }
 
@@ -1100,12 +542,12 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
 {
     switch (ev->kind) {
     case UT_KIND_NAV: return apply_nav(e, t, ev, now);
-    case UT_KIND_CLICK: return apply_click(e, t, ev, now);
+    case UT_KIND_CLICK: return ut__apply_click(e, t, ev, now);
     case UT_KIND_CHANGE: return apply_change(t, ev, now);
     case UT_KIND_ALERT: return apply_alert(t, ev, now);
     case UT_KIND_DIALOG:
-        return ev->dialog_state == UT_DIALOG_OPEN ? apply_dialog_open(t, ev, now)
-                                                  : apply_dialog_close(t, ev, now);
+        return ev->dialog_state == UT_DIALOG_OPEN ? ut__apply_dialog_open(t, ev, now)
+                                                  : ut__apply_dialog_close(t, ev, now);
     case UT_KIND_MUTATION: return apply_mutation(e, t, ev, now);
     case UT_KIND_UNLOAD: return apply_unload(e, t, now);
     case UT_KIND_APP: return apply_app(e, t, ev, now);

@@ -1,10 +1,12 @@
-/* Text helpers of the core: UTF-8 cleaning and cutting, and the names of
- * event kinds.
+/* Text helpers of the core: UTF-8 cleaning and cutting, the names of
+ * event kinds, and the path of a URL.
  *
  * Every producer of events (the wire decoder, the JSON ingest, the tests)
  * passes each text field through ut_text_clean, so everything downstream
  * may assume valid UTF-8 within the protocol's limits. */
 #include "uitrail/event.h"
+
+#include "text.h"
 
 #include <string.h>
 
@@ -178,4 +180,21 @@ ut_status ut_kind_from_tag(ut_str tag, ut_kind *out)
             return UT_EIGNORED;
     }
     return UT_EINVAL;
+}
+
+ut_str ut__url_path(ut_str url)
+{
+    const char *p = url.ptr, *end = url.ptr + url.len;
+    const char *scheme = url.len ? memmem(url.ptr, url.len, "://", 3) : NULL;
+    if (scheme) {
+        p = scheme + 3;
+        while (p < end && *p != '/' && *p != '?' && *p != '#')
+            p++;
+    }
+    const char *hash = p < end ? memchr(p, '#', (size_t)(end - p)) : NULL;
+    if (hash)
+        end = hash;
+    if (p == end || *p != '/')
+        return p == end ? UT_STR_LIT("/") : (ut_str){p, (size_t)(end - p)};
+    return (ut_str){p, (size_t)(end - p)};
 }

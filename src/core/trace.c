@@ -177,23 +177,6 @@ static void put_name(ut_buf *out, ut_str name)
     put_quoted(out, name);
 }
 
-ut_str ut__url_path(ut_str url)
-{
-    const char *p = url.ptr, *end = url.ptr + url.len;
-    const char *scheme = url.len ? memmem(url.ptr, url.len, "://", 3) : NULL;
-    if (scheme) {
-        p = scheme + 3;
-        while (p < end && *p != '/' && *p != '?' && *p != '#')
-            p++;
-    }
-    const char *hash = p < end ? memchr(p, '#', (size_t)(end - p)) : NULL;
-    if (hash)
-        end = hash;
-    if (p == end || *p != '/')
-        return p == end ? UT_STR_LIT("/") : (ut_str){p, (size_t)(end - p)};
-    return (ut_str){p, (size_t)(end - p)};
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;

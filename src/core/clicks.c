@@ -1,0 +1,431 @@
+/* The click rules: the pending click and its outcome, debounce, rage
+ * clicks and bursts (see clicks.h; the outcome rules as a whole are told
+ * at the top of engine.c). */
+#include "clicks.h"
+
+#include <string.h>
+
+ut__entry **ut__find_entry(const ut__tab *t, uint32_t id)
+{
+    for (uint32_t i = 0; i < t->ring.count; i++) {
+        ut__entry **slot = ut__ring_newest(&t->ring, i);
+        if ((*slot)->id == id)
+            return slot;
+    }
+    return NULL;
+}
+
+static bool is_click_entry(const ut__entry *en)
+{
+    return en->kind == UT__E_CLICK || en->kind == UT__E_BURST;
+}
+
+/* The pending click if `now` is within its outcome window and its outcome
+ * may still be set (none yet, or the provisional "page changed"). */
+ut__entry **ut__outcome_candidate(const ut__tab *t, int64_t now)
+{
+    if (!t->pending || now - t->pending_last_us > OUTCOME_WINDOW_US)
+        return NULL;
+    ut__entry **slot = ut__find_entry(t, t->pending_id);
+    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
+        return NULL;
+    return slot;
+}
+
+/* After an unload that answered the pending click: that click, while its
+ * outcome is still open and the next page arrives within
+ * UT_UNLOAD_OUTCOME_WINDOW_MS of the unload. */
+ut__entry **ut__unload_outcome_candidate(const ut__tab *t, int64_t now)
+{
+    if (!t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
+        return NULL;
+    ut__entry **slot = ut__find_entry(t, t->pending_id);
+    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
+        return NULL;
+    return slot;
+}
+
+/* Something visible happened in `t`: its pending click was answered. */
+void ut__mark_responded(ut__tab *t)
+{
+    if (t->pending)
+        t->pending_responded = true;
+}
+
+/* Sets the outcome of the click in `slot` with its text fields (which must
+ * not point into the entry). */
+ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
+                          ut_str text, uint8_t detail)
+{
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_OUT_ROLE] = role;
+    fields[UT__F_OUT_TEXT] = text;
+    ut_status st = ut__entry_rebuild(slot, (1u << UT__F_OUT_ROLE) | (1u << UT__F_OUT_TEXT), fields);
+    if (st != UT_OK)
+        return st;
+    (*slot)->outcome = (uint8_t)outcome;
+    (*slot)->outcome_detail = detail;
+    t->pending = false;
+    return UT_OK;
+}
+
+void ut__rage_reset(ut__tab *t)
+{
+    t->rage_n = 0;
+}
+
+static void rage_record(ut__tab *t, int64_t now)
+{
+    if (t->rage_n == UT_RAGE_MIN_CLICKS - 1) {
+        memmove(t->rage_times, t->rage_times + 1, sizeof t->rage_times - sizeof t->rage_times[0]);
+        t->rage_n--;
+    }
+    t->rage_times[t->rage_n++] = now;
+}
+
+/* Clicks on the newest entry's element within the rage window of `now`,
+ * not counting a click at `now`. */
+static uint32_t rage_recent(const ut__tab *t, int64_t now)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->rage_n; i++)
+        if (now - t->rage_times[i] <= RAGE_WINDOW_US)
+            n++;
+    return n;
+}
+
+/* Pushes a new entry, stamping its id and time. A click entry becomes the
+ * pending click; the rage history follows the newest entry's element. */
+void ut__push_entry(ut__tab *t, ut__entry *en, int64_t now)
+{
+    ut__entry **prev = ut__ring_newest(&t->ring, 0);
+    bool same_el_click = en->kind == UT__E_CLICK && prev && (*prev)->kind == UT__E_CLICK &&
+                         ut_str_eq(ut__entry_field(*prev, UT__F_EL), ut__entry_field(en, UT__F_EL));
+    if (!same_el_click)
+        ut__rage_reset(t);
+    en->id = t->next_entry_id++;
+    en->time_us = now;
+    en->last_us = now;
+    ut__ring_push(&t->ring, en);
+    if (en->kind == UT__E_CLICK) {
+        rage_record(t, now);
+        t->pending = true;
+        t->pending_id = en->id;
+        t->pending_last_us = now;
+        t->pending_responded = false;
+    }
+}
+
+/* Allocates an entry of `kind` and makes sure it can be pushed. */
+ut__entry *ut__entry_make(ut__tab *t, uint8_t kind, const ut_str fields[UT__F__COUNT])
+{
+    if (ut__ring_reserve(&t->ring) != UT_OK)
+        return NULL;
+    return ut__entry_new(kind, fields);
+}
+
+/* Encodes a click's context as a list in e->build. */
+static ut_str build_ctx(ut_engine *e, const ut_event *ev)
+{
+    ut_buf_reset(&e->build);
+    if (ev->sens || ev->ctx.kind == UT_CTX_NONE)
+        return UT_STR_NULL;
+    if (ev->ctx.kind == UT_CTX_ROW) {
+        for (uint32_t i = 0; i < ev->ctx.ncells && i < UT_CTX_CELLS_MAX; i++)
+            ut__list_put(&e->build, ev->ctx.cells[i], UT_CELL_MAX_BYTES);
+    } else {
+        ut__list_put(&e->build, ev->ctx.name, UT_CELL_MAX_BYTES);
+    }
+    return ut_buf_str(&e->build);
+}
+
+/* ---- Clicks: debounce, rage ---- */
+
+/* A click folded into entry `en` at `now` restarts the wait for a response,
+ * unless the entry already has its final outcome. */
+static void pending_follow(ut__tab *t, const ut__entry *en, int64_t now)
+{
+    if (en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED) {
+        t->pending = true;
+        t->pending_id = en->id;
+        t->pending_last_us = now;
+        t->pending_responded = en->outcome == UT__OUT_CHANGED;
+    }
+}
+
+/* Folds the newest entry into the click entry before it when both are
+ * clicks on one element within the rage window, so that a rage click is a
+ * single entry. The older entry keeps its position and first time; its
+ * outcome, if it has none, is the newer one's. */
+static ut_status rage_fold(ut__tab *t)
+{
+    ut__entry **newest = ut__ring_newest(&t->ring, 0);
+    ut__entry **older = ut__ring_newest(&t->ring, 1);
+    if (!older || (*older)->kind != UT__E_CLICK ||
+        !ut_str_eq(ut__entry_field(*older, UT__F_EL), ut__entry_field(*newest, UT__F_EL)) ||
+        (*newest)->time_us - (*older)->last_us > RAGE_WINDOW_US)
+        return UT_OK;
+    ut__entry *n = *newest;
+    if ((*older)->outcome == UT__OUT_NONE && n->outcome != UT__OUT_NONE) {
+        ut_str fields[UT__F__COUNT] = {0};
+        fields[UT__F_OUT_ROLE] = ut__entry_field(n, UT__F_OUT_ROLE);
+        fields[UT__F_OUT_TEXT] = ut__entry_field(n, UT__F_OUT_TEXT);
+        ut_status st =
+            ut__entry_rebuild(older, (1u << UT__F_OUT_ROLE) | (1u << UT__F_OUT_TEXT), fields);
+        if (st != UT_OK)
+            return st;
+        (*older)->outcome = n->outcome;
+        (*older)->outcome_detail = n->outcome_detail;
+    }
+    ut__entry *o = *older;
+    o->count += n->count;
+    o->last_us = n->last_us;
+    o->flags |= n->flags & UT__EF_RAGE;
+    o->state_set = n->state_set;
+    o->state_on = n->state_on;
+    if (t->pending && t->pending_id == n->id)
+        t->pending_id = o->id;
+    ut__ring_drop_newest(&t->ring);
+    return UT_OK;
+}
+
+/* A click on the newest entry's element: within the debounce time of the
+ * previous click on it, or completing a rage streak, it folds into that
+ * entry. Returns UT_EAGAIN when it must make an entry of its own. */
+static ut_status click_repeat(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    ut__entry **slot = ut__ring_newest(&t->ring, 0);
+    if (!slot || !is_click_entry(*slot) || !ut_str_eq(ut__entry_field(*slot, UT__F_EL), ev->el))
+        return UT_EAGAIN;
+    ut__entry *en = *slot;
+    bool debounced = now - en->last_us <= (int64_t)e->cfg.debounce_ms * US_PER_MS;
+    if (en->kind == UT__E_BURST) {
+        /* A repeat on a burst's latest member is absorbed; anything else
+         * about that element is a click of its own. */
+        if (!debounced)
+            return UT_EAGAIN;
+        en->last_us = now;
+        return UT_OK;
+    }
+    bool rage = rage_recent(t, now) + 1 >= UT_RAGE_MIN_CLICKS;
+    if (!debounced && !rage)
+        return UT_EAGAIN;
+    if (rage) {
+        /* Fold first: it is the only step that can fail. */
+        ut_status st = rage_fold(t);
+        if (st != UT_OK)
+            return st;
+        en = *ut__ring_newest(&t->ring, 0);
+        en->flags |= UT__EF_RAGE;
+    }
+    en->count++;
+    en->last_us = now;
+    en->state_set = ev->state_set;
+    en->state_on = ev->state_on & ev->state_set;
+    rage_record(t, now);
+    pending_follow(t, en, now);
+    return UT_OK;
+}
+
+/* ---- Clicks: bursts ---- */
+
+static bool burst_context(ut_ctx_kind k)
+{
+    return k == UT_CTX_GROUP || k == UT_CTX_TOOLBAR || k == UT_CTX_LIST || k == UT_CTX_MENU;
+}
+
+/* Whether entry `en` was a click of the same role in the same context as
+ * `ev` (a burst context: its list holds one item, the context name). */
+static bool same_role_and_context(const ut__entry *en, const ut_event *ev)
+{
+    if (en->flags & (UT__EF_SENS | UT__EF_RAGE) || en->ctx_kind != ev->ctx.kind ||
+        !ut_str_eq(ut__entry_field(en, UT__F_ROLE), ev->role) ||
+        !(en->flags & UT__EF_UNTRUSTED) != !ev->untrusted)
+        return false;
+    ut_str list = ut__entry_field(en, UT__F_CTX), name;
+    return ut__list_next(&list, &name) && ut_str_eq(name, ev->ctx.name) && list.len == 0;
+}
+
+static bool burst_has_member(const ut__entry *en, ut_str el)
+{
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
+    while (ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name))
+        if (ut_str_eq(member_el, el))
+            return true;
+    return false;
+}
+
+_Static_assert(UT_BURST_MEMBERS_MAX <= 32, "a burst's member states are bits of a uint32_t");
+_Static_assert(UT_APP_DATA_MAX * (2 * UT__LIST_ITEM_HDR + UT_APP_KEY_MAX_BYTES + UT_APP_VALUE_MAX_BYTES) <=
+                   UT__MEMBERS_FIELD_MAX,
+               "a host event's data fits the members field");
+
+/* The lowest state bit of `set` (checked before expanded, selected,
+ * pressed), or 0. */
+static uint8_t first_state_bit(uint8_t set)
+{
+    return (uint8_t)(set & -set);
+}
+
+/* Notes member `index`'s state after its click: the burst keeps the one
+ * state every member reported (state_set) and each member's value of it
+ * (member_on); a member without it ends that for the whole burst. */
+static void burst_note_state(ut__entry *burst, uint32_t index, uint8_t set, uint8_t on)
+{
+    if (!(burst->state_set & set)) {
+        burst->state_set = 0;
+        burst->member_on = 0;
+        return;
+    }
+    if (index < 32 && (on & burst->state_set))
+        burst->member_on |= UINT32_C(1) << index;
+}
+
+/* Adds a click to the burst in `slot`. */
+static ut_status burst_add(ut_engine *e, ut__tab *t, ut__entry **slot, const ut_event *ev,
+                           int64_t now)
+{
+    ut_str members = ut__entry_field(*slot, UT__F_MEMBERS), item;
+    uint32_t stored = 0;
+    for (ut_str it = members; ut__list_next(&it, &item);)
+        stored++;
+    ut_buf_reset(&e->build);
+    ut_buf_append_str(&e->build, members);
+    if (stored / 2 < UT_BURST_MEMBERS_MAX) {
+        ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
+        ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
+    }
+    if (e->build.oom)
+        return UT_ENOMEM;
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_EL] = ev->el;
+    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
+    ut_status st = ut__entry_rebuild(slot, (1u << UT__F_EL) | (1u << UT__F_MEMBERS), fields);
+    if (st != UT_OK)
+        return st;
+    burst_note_state(*slot, stored / 2, ev->state_set, ev->state_on);
+    (*slot)->count++;
+    (*slot)->last_us = now;
+    pending_follow(t, *slot, now);
+    return UT_OK;
+}
+
+/* Burst coalescing: the click extends the newest entry when that is a
+ * burst of its role and context, or turns the UT_BURST_MIN_CLICKS - 1
+ * newest click entries and itself into one burst entry (at the position
+ * and time of the oldest), so that a run of filter chips takes one ring
+ * slot. Returns UT_EAGAIN when the click is not part of a burst. */
+static ut_status click_burst(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    enum { PRIOR = UT_BURST_MIN_CLICKS - 1 };
+    if (ev->sens || !burst_context(ev->ctx.kind))
+        return UT_EAGAIN;
+    ut__entry **newest = ut__ring_newest(&t->ring, 0);
+    if (!newest || now - (*newest)->last_us > BURST_WINDOW_US)
+        return UT_EAGAIN;
+    if ((*newest)->kind == UT__E_BURST) {
+        if (!same_role_and_context(*newest, ev) || burst_has_member(*newest, ev->el))
+            return UT_EAGAIN;
+        return burst_add(e, t, newest, ev, now);
+    }
+
+    ut__entry *prior[PRIOR]; /* prior[0] is the newest */
+    for (uint32_t i = 0; i < PRIOR; i++) {
+        ut__entry **slot = ut__ring_newest(&t->ring, i);
+        if (!slot || (*slot)->kind != UT__E_CLICK || !same_role_and_context(*slot, ev))
+            return UT_EAGAIN;
+        prior[i] = *slot;
+        if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ev->el))
+            return UT_EAGAIN;
+        for (uint32_t j = 0; j < i; j++)
+            if (ut_str_eq(ut__entry_field(prior[i], UT__F_EL), ut__entry_field(prior[j], UT__F_EL)))
+                return UT_EAGAIN;
+        if (i > 0 && prior[i - 1]->time_us - prior[i]->last_us > BURST_WINDOW_US)
+            return UT_EAGAIN;
+    }
+
+    /* The burst's outcome is the first one its clicks had. */
+    const ut__entry *with_outcome = NULL;
+    for (uint32_t i = PRIOR; i-- > 0;)
+        if (!with_outcome && prior[i]->outcome != UT__OUT_NONE)
+            with_outcome = prior[i];
+
+    ut_buf_reset(&e->build);
+    for (uint32_t i = PRIOR; i-- > 0;) {
+        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_EL), UT_EL_MAX_BYTES);
+        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_NAME), UT_NAME_MAX_BYTES);
+    }
+    ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
+    ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
+    if (e->build.oom)
+        return UT_ENOMEM;
+
+    ut__entry *oldest = prior[PRIOR - 1];
+    ut_str fields[UT__F__COUNT];
+    for (int f = 0; f < UT__F__COUNT; f++)
+        fields[f] = ut__entry_field(oldest, (ut__field)f);
+    fields[UT__F_NAME] = UT_STR_NULL;
+    fields[UT__F_EL] = ev->el;
+    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
+    if (with_outcome) {
+        fields[UT__F_OUT_ROLE] = ut__entry_field(with_outcome, UT__F_OUT_ROLE);
+        fields[UT__F_OUT_TEXT] = ut__entry_field(with_outcome, UT__F_OUT_TEXT);
+    }
+    ut__entry *burst = ut__entry_new(UT__E_BURST, fields);
+    if (!burst)
+        return UT_ENOMEM;
+    burst->id = oldest->id;
+    burst->time_us = oldest->time_us;
+    burst->last_us = now;
+    burst->count = UT_BURST_MIN_CLICKS;
+    burst->ctx_kind = oldest->ctx_kind;
+    burst->flags = oldest->flags & UT__EF_UNTRUSTED;
+    /* Members in order: the prior clicks, oldest first, then this one. */
+    uint8_t common = ev->state_set;
+    for (uint32_t i = 0; i < PRIOR; i++)
+        common &= prior[i]->state_set;
+    burst->state_set = first_state_bit(common);
+    for (uint32_t i = PRIOR; i-- > 0;)
+        burst_note_state(burst, PRIOR - 1 - i, prior[i]->state_set, prior[i]->state_on);
+    burst_note_state(burst, PRIOR, ev->state_set, ev->state_on);
+    if (with_outcome) {
+        burst->outcome = with_outcome->outcome;
+        burst->outcome_detail = with_outcome->outcome_detail;
+    }
+    for (uint32_t i = 0; i < PRIOR - 1; i++)
+        ut__ring_drop_newest(&t->ring);
+    ut__entry **slot = ut__ring_newest(&t->ring, 0);
+    ut_free(*slot);
+    *slot = burst;
+    ut__rage_reset(t);
+    pending_follow(t, burst, now);
+    return UT_OK;
+}
+
+ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    ut_status st = click_repeat(e, t, ev, now);
+    if (st != UT_EAGAIN)
+        return st;
+    st = click_burst(e, t, ev, now);
+    if (st != UT_EAGAIN)
+        return st;
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_ROLE] = ev->role;
+    fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;
+    fields[UT__F_EL] = ev->el;
+    fields[UT__F_CTX] = build_ctx(e, ev);
+    if (e->build.oom)
+        return UT_ENOMEM;
+    ut__entry *en = ut__entry_make(t, UT__E_CLICK, fields);
+    if (!en)
+        return UT_ENOMEM;
+    en->count = 1;
+    en->ctx_kind = (uint8_t)(ev->sens ? UT_CTX_NONE : ev->ctx.kind);
+    en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) | (ev->untrusted ? UT__EF_UNTRUSTED : 0));
+    en->state_set = ev->state_set;
+    en->state_on = ev->state_on & ev->state_set;
+    en->sort = (uint8_t)ev->sort;
+    ut__push_entry(t, en, now);
+    return UT_OK;
+}

@@ -1,0 +1,131 @@
+/* Ring entries and the per-tab ring that holds them (ring.c): what an
+ * entry stores, its text fields and their maxima, the list encoding of the
+ * list fields, and the ring of a tab's last entries. The rules that make
+ * and fold entries live in engine.c, clicks.c and dialogs.c; trace.c only
+ * reads them. */
+#ifndef UITRAIL_CORE_RING_H
+#define UITRAIL_CORE_RING_H
+
+#include "uitrail/engine.h"
+
+#include "text.h"
+
+typedef enum ut__entry_kind {
+    UT__E_NAV,
+    UT__E_CLICK,
+    UT__E_BURST,
+    UT__E_CHANGE,
+    UT__E_ALERT,
+    UT__E_DIALOG_OPEN,
+    UT__E_DIALOG_CLOSE,
+    UT__E_APP,  /* a host event: name, text, level in `detail`, data in UT__F_MEMBERS */
+} ut__entry_kind;
+
+/* What followed a click. UT__OUT_CHANGED is provisional while the click's
+ * outcome window is open: a dialog, navigation or alert in that window
+ * replaces it. */
+typedef enum ut__outcome {
+    UT__OUT_NONE,
+    UT__OUT_DIALOG,
+    UT__OUT_NAV,
+    UT__OUT_ALERT,
+    UT__OUT_CHANGED,
+    UT__OUT_DEAD,
+} ut__outcome;
+
+/* The text fields of an entry, stored back to back in its `text` array.
+ * UT__F_CTX and UT__F_MEMBERS are lists (see ut__list_next): the row's cells
+ * or the context name; a burst's members as el, name pairs. */
+typedef enum ut__field {
+    UT__F_ROLE,     /* click, burst, change, dialog; alert role */
+    UT__F_NAME,     /* click, change, dialog name; nav title */
+    UT__F_EL,       /* click, change, dialog el; a burst's latest member */
+    UT__F_TEXT,     /* change value, alert text, dialog snapshot, nav URL */
+    UT__F_CTX,      /* list */
+    UT__F_MEMBERS,  /* list: a burst's members; a host event's data as key, value pairs */
+    UT__F_OUT_ROLE, /* the outcome dialog's role */
+    UT__F_OUT_TEXT, /* the outcome dialog's name, navigation path or alert text */
+    UT__F__COUNT
+} ut__field;
+
+enum {
+    UT__EF_SENS = 1u << 0,
+    UT__EF_RAGE = 1u << 1,
+    UT__EF_HAS_VALUE = 1u << 2,
+    UT__EF_HAS_LEN = 1u << 3,
+    UT__EF_HAS_CHECKED = 1u << 4,
+    UT__EF_CHECKED = 1u << 5,
+    UT__EF_UNTRUSTED = 1u << 6, /* click, burst, change: a script dispatched it */
+};
+
+/* One ring entry: a fixed header and its text, in one allocation sized to
+ * fit. Field i is text[off[i]] .. text[off[i + 1]]. */
+typedef struct ut__entry {
+    int64_t time_us;  /* sender time of the first event folded into it */
+    int64_t last_us;  /* sender time of the latest one (debounce, rage, burst) */
+    uint32_t id;      /* per-tab serial number: finds the click awaiting an outcome */
+    uint32_t count;   /* click: clicks folded in; burst: distinct elements; change: typed length */
+    uint8_t kind;     /* ut__entry_kind */
+    uint8_t outcome;  /* ut__outcome */
+    uint8_t ctx_kind; /* ut_ctx_kind */
+    uint8_t flags;    /* UT__EF_* */
+    uint8_t state_set;
+    uint8_t state_on;
+    uint8_t detail;         /* nav: ut_nav_how; alert: ut_level */
+    uint8_t outcome_detail; /* alert outcome: ut_level */
+    uint8_t sort;           /* click: ut_sort */
+    /* burst: bit i is member i's state (the one bit in state_set, the state
+     * every member reported) after its click */
+    uint32_t member_on;
+    uint16_t off[UT__F__COUNT + 1];
+    char text[];
+} ut__entry;
+
+/* Byte maxima of each field; a value longer than its maximum is cut on a
+ * UTF-8 boundary (redaction may lengthen text past the protocol limits). */
+#define UT__LIST_ITEM_HDR 2
+#define UT__CTX_FIELD_MAX (UT_CTX_CELLS_MAX * (UT__LIST_ITEM_HDR + UT_CELL_MAX_BYTES))
+#define UT__MEMBERS_FIELD_MAX \
+    (UT_BURST_MEMBERS_MAX * (2 * UT__LIST_ITEM_HDR + UT_EL_MAX_BYTES + UT_NAME_MAX_BYTES))
+#define UT__TEXT_FIELD_MAX UT_URL_MAX_BYTES
+
+static inline ut_str ut__entry_field(const ut__entry *en, ut__field f)
+{
+    return (ut_str){en->text + en->off[f], (size_t)(en->off[f + 1] - en->off[f])};
+}
+
+/* Allocates an entry holding `fields` (UT_STR_NULL for an empty one), each
+ * cut to its maximum; the header is zeroed. NULL when out of memory. */
+ut__entry *ut__entry_new(uint8_t kind, const ut_str fields[UT__F__COUNT]);
+
+/* Replaces `*en` by a copy whose fields listed in `which` (a bit per
+ * ut__field) take the values in `fields`; the header is kept. On failure
+ * returns UT_ENOMEM and `*en` is untouched. */
+ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[UT__F__COUNT]);
+
+/* Appends one item to a list being built in `b` (cut to `max_bytes`). */
+void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes);
+/* Iterates a list field: returns false at its end, else the next item. */
+bool ut__list_next(ut_str *list, ut_str *item);
+
+/* A tab's ring of its last `cap` entries, oldest evicted. */
+typedef struct ut__ring {
+    ut__entry **slots; /* `cap` pointers, allocated by the first push */
+    uint32_t cap;
+    uint32_t head;     /* index of the oldest entry */
+    uint32_t count;
+} ut__ring;
+
+void ut__ring_init(ut__ring *r, uint32_t cap);
+void ut__ring_clear(ut__ring *r); /* frees the entries, keeps the slots */
+void ut__ring_free(ut__ring *r);
+/* Makes sure a push cannot fail (allocates the slots on first use). */
+ut_status ut__ring_reserve(ut__ring *r);
+/* Pushes `en` (after ut__ring_reserve); the oldest is freed when full. */
+void ut__ring_push(ut__ring *r, ut__entry *en);
+/* The slot of the i-th newest entry (0: newest); NULL past the end. */
+ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i);
+/* Frees the newest entry and removes it. */
+void ut__ring_drop_newest(ut__ring *r);
+
+#endif

@@ -1,0 +1,117 @@
+/* A tab and the tab table (tabs.c): a tab's state (its ring, open dialogs,
+ * pending click, page, scorer, reorder buffer and seq window) and the
+ * table that finds, evicts (LRU) and schedules (deadline heap) tabs. The
+ * engine's rules change a tab's fields; only tabs.c links and unlinks it. */
+#ifndef UITRAIL_CORE_TABS_H
+#define UITRAIL_CORE_TABS_H
+
+#include "uitrail/engine.h"
+#include "uitrail/stability.h"
+
+#include "actions.h"
+#include "reorder.h"
+#include "ring.h"
+#include "seqwin.h"
+
+/* A dialog this tab has open, with its latest snapshot. */
+typedef struct ut__dialog {
+    struct ut__dialog *next;
+    uint16_t el_len, role_len, name_len, text_len;
+    char bytes[]; /* el, role, name, text */
+} ut__dialog;
+
+typedef struct ut__tab {
+    uint64_t hash;
+    struct ut__tab *lru_prev; /* more recently active */
+    struct ut__tab *lru_next; /* less recently active */
+    uint32_t heap_index;      /* UT__NOT_IN_HEAP when no deadline */
+    int64_t deadline;         /* engine clock; INT64_MAX: none */
+    int64_t last_engine_us;   /* engine clock of the last event */
+    int64_t last_us;          /* sender time of the last event */
+    int64_t offset_us;        /* sender time minus engine clock, last event */
+    ut__seqwin seqwin;        /* recent seqs accepted (dedup) */
+    ut__reorder reorder;      /* events held until they can be applied in order */
+    bool has_tz;
+    int32_t tz_min;
+    ut__ring ring;
+    uint32_t next_entry_id;
+
+    /* The click awaiting an outcome (at most one). */
+    bool pending;
+    bool pending_responded; /* something visible followed: never dead */
+    uint32_t pending_id;
+    int64_t pending_last_us;
+
+    /* The page went away (`uitrail.unload`) and no navigation came yet:
+     * the page reads as changing, and when the unload answered the pending
+     * click, the next page's navigation within UT_UNLOAD_OUTCOME_WINDOW_MS
+     * of the unload is that click's outcome. */
+    bool unloaded;
+    bool unload_answers_pending;
+    int64_t unload_us;
+
+    /* Times of the latest clicks on the newest entry's element (rage). */
+    int64_t rage_times[UT_RAGE_MIN_CLICKS - 1];
+    uint32_t rage_n;
+
+    ut__action action;   /* the user action the page answers (actions.h) */
+    ut_stab *stab;       /* created by the first mutation record */
+    int64_t page_load_us; /* sender time of the last load or reload; 0: none */
+    char *page;          /* url then title, NULL before the first nav */
+    uint16_t url_len;
+    uint16_t title_len;
+    ut__dialog *dialogs; /* newest first */
+    uint32_t ndialogs;
+    uint8_t key_len;
+    char key[];
+} ut__tab;
+
+#define UT__NOT_IN_HEAP UINT32_MAX
+
+static inline ut_str ut__tab_key(const ut__tab *t) { return (ut_str){t->key, t->key_len}; }
+static inline ut_str ut__tab_url(const ut__tab *t) { return (ut_str){t->page, t->url_len}; }
+static inline ut_str ut__tab_title(const ut__tab *t)
+{
+    return (ut_str){t->page ? t->page + t->url_len : NULL, t->title_len};
+}
+
+/* The tab table: open addressing with linear probing over xxh3 hashes,
+ * an intrusive LRU list, and a min-heap of tab deadlines. */
+typedef struct ut__tabs {
+    ut__tab **slots;
+    uint32_t cap;   /* a power of two, or 0 */
+    uint32_t count;
+    ut__tab *lru_head; /* most recently active */
+    ut__tab *lru_tail;
+    ut__tab **heap;
+    uint32_t heap_len;
+    uint32_t heap_cap;
+} ut__tabs;
+
+uint64_t ut__tab_hash(ut_str key);
+/* Allocates a tab for `key` (1..UT_TAB_MAX_BYTES bytes) with a ring of
+ * `ring_size`. NULL when out of memory. */
+ut__tab *ut__tab_new(ut_str key, uint32_t ring_size);
+void ut__tab_free(ut__tab *t);
+
+void ut__tabs_init(ut__tabs *tt);
+/* Frees every tab. */
+void ut__tabs_free(ut__tabs *tt);
+ut__tab *ut__tabs_find(const ut__tabs *tt, ut_str key);
+/* Makes room for one more tab, so that ut__tabs_insert cannot fail. */
+ut_status ut__tabs_reserve(ut__tabs *tt);
+/* Inserts `t` (not present; after ut__tabs_reserve) as most recent. */
+void ut__tabs_insert(ut__tabs *tt, ut__tab *t);
+/* Unlinks `t` from the table, the LRU list and the heap; does not free. */
+void ut__tabs_remove(ut__tabs *tt, ut__tab *t);
+/* Makes `t` the most recently active tab. */
+void ut__tabs_touch(ut__tabs *tt, ut__tab *t);
+/* Sets `t`'s deadline (INT64_MAX: none) and reorders the heap. */
+void ut__tabs_set_deadline(ut__tabs *tt, ut__tab *t, int64_t deadline);
+/* The tab with the earliest deadline, or NULL. */
+static inline ut__tab *ut__tabs_earliest(const ut__tabs *tt)
+{
+    return tt->heap_len ? tt->heap[0] : NULL;
+}
+
+#endif
