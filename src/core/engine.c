@@ -102,9 +102,14 @@ ut_status ut_engine_new(const ut_config *cfg, ut_engine **out, char *err, size_t
     ut_status st = config_check(cfg, err, errlen);
     if (st != UT_OK)
         return st;
-    if (ut_stab_params_check(&cfg->stab) != UT_OK) {
+    const char *bad = ut_stab_params_invalid(&cfg->stab);
+    if (bad) {
+        const ut_stab_param_desc *d = ut_stab_param_find(bad);
+        char bounds[160] = "uitrail or domquake";
+        if (d)
+            ut_stab_param_bounds_text(d, bounds, sizeof bounds);
         if (err && errlen)
-            snprintf(err, errlen, "the stability parameters are out of range: check the scorer options");
+            snprintf(err, errlen, "stability parameter %s out of range: %s", bad, bounds);
         return UT_EINVAL;
     }
 

@@ -76,7 +76,7 @@ static void test_engine_config_rejects_out_of_range(void **state)
         {"debounce 10000", NULL, UT_OK, ""},
         {"patterns 65", NULL, UT_EINVAL, "redaction pattern count is 65"},
         {"pattern bad", NULL, UT_EINVAL, "pattern"},
-        {"stab threshold", NULL, UT_EINVAL, "stability parameters"},
+        {"stab threshold", NULL, UT_EINVAL, "stability parameter enter_threshold out of range: enter_threshold must be a number from above 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ut_config c;

@@ -1,0 +1,84 @@
+/* uitrail: the stability scorer's parameters, described once (issue 11).
+ *
+ * UT_STAB_PARAM_TABLE lists every tunable of ut_stab_params but the model,
+ * one row each, and everything else is derived from it: the struct's
+ * fields (stability.h), the uitrail defaults and the bounds that
+ * ut_stab_params_check enforces (stability.c), uitraild's options and
+ * config keys (`--stab-NAME` with dashes for underscores), the messages
+ * for a bad value (which name the parameter), the parameters a recording
+ * stores (src/record/meta.c), the grid of `uitrail tune` and the options of
+ * `uitrail replay`. A new scorer parameter is one new row here.
+ *
+ * X(name, type, min, min_open, max, def, unit, help):
+ *   type      U32 or DOUBLE (the field's C type: uint32_t or double)
+ *   min, max  the bounds, inclusive; min_open: the value must be above min
+ *   def       the uitrail model's default (the DOMQuake model overrides a
+ *             few: ut_stab_params_defaults_for)
+ *   unit      "ms" for times in milliseconds, "" otherwise
+ * Why each default is what it is: the comments on the rows. */
+#ifndef UITRAIL_STAB_PARAMS_H
+#define UITRAIL_STAB_PARAMS_H
+
+#include "uitrail/limits.h"
+
+#define UT_STAB_PARAM_TABLE(X)                                                                     \
+    /* A tenth of the page's intensity in one window: a re-rendered result                         \
+     * list (about 0.1) or a dialog (above 1) makes a stable page "changing";                      \
+     * a lone text swap (leaf_floor) does not. DOMQuake's 0.75 ignores list                        \
+     * and panel updates; uitrail can afford to be sensitive because it                            \
+     * leaves "changing" quiet_ms after the change and learns periodic churn                       \
+     * as background. Zero would make every tick a transition. */                                  \
+    X(enter_threshold, DOUBLE, 0, 1, UT_STAB_THRESHOLD_MAX, 0.10, "",                              \
+      "intensity above which the page is changing")                                               \
+    /* A flush weighing less than 2 % of the page is noise: it neither delays                      \
+     * a stable mark nor counts as a click's visible response. The same value                      \
+     * as DOMQuake's exit threshold. */                                                            \
+    X(exit_threshold, DOUBLE, 0, 0, UT_STAB_THRESHOLD_MAX, 0.02, "",                               \
+      "decayed intensity below which the page is stable (domquake); the least intensity of a "     \
+      "significant flush (uitrail)")                                                              \
+    /* DOMQuake's window: 6 x 50 ms. Frames of one render (16 ms apart) fall                       \
+     * in one window, so a render spread over frames adds up. */                                   \
+    X(window_ms, U32, UT_STAB_WINDOW_MIN_MS, 0, UT_STAB_WINDOW_MAX_MS, 300, "ms",                  \
+      "scoring window")                                                                           \
+    /* The reported intensity halves every 50 ms: informative only. */                             \
+    X(decay_half_life_ms, U32, 1, 0, UT_STAB_HALF_LIFE_MAX_MS, 50, "ms",                           \
+      "half-life of the reported intensity")                                                      \
+    /* Stable 200 ms after the last significant flush: long enough to bridge                       \
+     * the gaps inside a render (a frame is 16 ms, a chunk load or a layout                        \
+     * pass rarely stalls rendering longer), and within the 250 ms the                             \
+     * assistant can afford to wait. */                                                            \
+    X(quiet_ms, U32, 0, 0, UT_STAB_QUIET_MAX_MS, 200, "ms",                                        \
+      "quiet time after the last significant mutation before a stable mark")                      \
+    /* A loading indicator blocks "stable" for at most 10 s, so a spinner                          \
+     * that never goes away does not hide the page forever. */                                     \
+    X(busy_cap_ms, U32, 0, 0, UT_STAB_BUSY_CAP_MAX_MS, 10000, "ms",                                \
+      "a loading indicator stops blocking a stable mark after this")                              \
+    /* Three intervals at one rhythm (the fourth beat) make a target                               \
+     * background: a 1 s clock is learned in 3 s, a 3 s carousel in 9 s. */                       \
+    X(churn_min_repeats, U32, 1, 0, UT_STAB_CHURN_REPEATS_MAX, 3, "",                              \
+      "a target changed this often at a steady rhythm is background")                             \
+    /* Timers drift and flushes land on 16 ms frames: +-15 % of the period                         \
+     * (150 ms on a 1 s clock) is still the same rhythm. */                                        \
+    X(churn_rhythm_tolerance, DOUBLE, 0, 0, 1, 0.15, "",                                           \
+      "allowed relative jitter of that rhythm")                                                   \
+    /* A content change anywhere weighs at least 2.5 % of the page: above                          \
+     * exit_threshold (it is a visible response), below enter_threshold                            \
+     * (alone it does not make the page "changing"). */                                            \
+    X(leaf_floor, DOUBLE, 0, 0, UT_STAB_THRESHOLD_MAX, 0.025, "",                                  \
+      "floor weight of a small target's change")                                                  \
+    /* Flushes of one target less than 50 ms (three frames) apart are one                          \
+     * beat: a render or an animation updating a target every frame is one                         \
+     * long beat, never a rhythm, while a live counter updating ten times a                        \
+     * second beats at 100 ms. */                                                                  \
+    X(churn_min_period_ms, U32, 0, 0, UT_STAB_CHURN_PERIOD_MAX_MS, 50, "ms",                       \
+      "changes of one target closer than this to its previous one are one beat")                  \
+    /* A target holding half the page or more is a page transition, never                          \
+     * background, however regular. */                                                             \
+    X(churn_max_page_fraction, DOUBLE, 0, 0, 1, 0.5, "",                                           \
+      "a target holding at least this share of the page is never background")
+
+#define UT__STAB_PARAM_ONE(name, type, min, min_open, max, def, unit, help) +1
+/* The number of rows of UT_STAB_PARAM_TABLE. */
+#define UT_STAB_PARAM_COUNT (0 UT_STAB_PARAM_TABLE(UT__STAB_PARAM_ONE))
+
+#endif
