@@ -29,49 +29,49 @@
      * leaves "changing" quiet_ms after the change and learns periodic churn                       \
      * as background. Zero would make every tick a transition. */                                  \
     X(enter_threshold, DOUBLE, 0, 1, UT_STAB_THRESHOLD_MAX, 0.10, "",                              \
-      "intensity above which the page is changing")                                               \
+      "intensity above which the page is changing")                                                \
     /* A flush weighing less than 2 % of the page is noise: it neither delays                      \
      * a stable mark nor counts as a click's visible response. The same value                      \
      * as DOMQuake's exit threshold. */                                                            \
     X(exit_threshold, DOUBLE, 0, 0, UT_STAB_THRESHOLD_MAX, 0.02, "",                               \
       "decayed intensity below which the page is stable (domquake); the least intensity of a "     \
-      "significant flush (uitrail)")                                                              \
-    /* DOMQuake's window: 6 x 50 ms. Frames of one render (16 ms apart) fall                       \
-     * in one window, so a render spread over frames adds up. */                                   \
-    X(window_ms, U32, UT_STAB_WINDOW_MIN_MS, 0, UT_STAB_WINDOW_MAX_MS, 300, "ms",                  \
-      "scoring window")                                                                           \
-    /* The reported intensity halves every 50 ms: informative only. */                             \
-    X(decay_half_life_ms, U32, 1, 0, UT_STAB_HALF_LIFE_MAX_MS, 50, "ms",                           \
-      "half-life of the reported intensity")                                                      \
+      "significant flush (uitrail)")                                                               \
     /* Stable 200 ms after the last significant flush: long enough to bridge                       \
      * the gaps inside a render (a frame is 16 ms, a chunk load or a layout                        \
      * pass rarely stalls rendering longer), and within the 250 ms the                             \
      * assistant can afford to wait. */                                                            \
     X(quiet_ms, U32, 0, 0, UT_STAB_QUIET_MAX_MS, 200, "ms",                                        \
-      "quiet time after the last significant mutation before a stable mark")                      \
+      "quiet time after the last significant mutation before a stable mark")                       \
+    /* DOMQuake's window: 6 x 50 ms. Frames of one render (16 ms apart) fall                       \
+     * in one window, so a render spread over frames adds up. */                                   \
+    X(window_ms, U32, UT_STAB_WINDOW_MIN_MS, 0, UT_STAB_WINDOW_MAX_MS, 300, "ms",                  \
+      "scoring window")                                                                            \
     /* A loading indicator blocks "stable" for at most 10 s, so a spinner                          \
      * that never goes away does not hide the page forever. */                                     \
     X(busy_cap_ms, U32, 0, 0, UT_STAB_BUSY_CAP_MAX_MS, 10000, "ms",                                \
-      "a loading indicator stops blocking a stable mark after this")                              \
-    /* Three intervals at one rhythm (the fourth beat) make a target                               \
-     * background: a 1 s clock is learned in 3 s, a 3 s carousel in 9 s. */                       \
-    X(churn_min_repeats, U32, 1, 0, UT_STAB_CHURN_REPEATS_MAX, 3, "",                              \
-      "a target changed this often at a steady rhythm is background")                             \
-    /* Timers drift and flushes land on 16 ms frames: +-15 % of the period                         \
-     * (150 ms on a 1 s clock) is still the same rhythm. */                                        \
-    X(churn_rhythm_tolerance, DOUBLE, 0, 0, 1, 0.15, "",                                           \
-      "allowed relative jitter of that rhythm")                                                   \
+      "a loading indicator stops blocking a stable mark after this")                               \
+    /* The reported intensity halves every 50 ms: informative only. */                             \
+    X(decay_half_life_ms, U32, 1, 0, UT_STAB_HALF_LIFE_MAX_MS, 50, "ms",                           \
+      "half-life of the reported intensity")                                                       \
     /* A content change anywhere weighs at least 2.5 % of the page: above                          \
      * exit_threshold (it is a visible response), below enter_threshold                            \
      * (alone it does not make the page "changing"). */                                            \
     X(leaf_floor, DOUBLE, 0, 0, UT_STAB_THRESHOLD_MAX, 0.025, "",                                  \
-      "floor weight of a small target's change")                                                  \
+      "floor weight of a small target's change")                                                   \
+    /* Three intervals at one rhythm (the fourth beat) make a target                               \
+     * background: a 1 s clock is learned in 3 s, a 3 s carousel in 9 s. */                        \
+    X(churn_min_repeats, U32, 1, 0, UT_STAB_CHURN_REPEATS_MAX, 3, "",                              \
+      "a target changed this often at a steady rhythm is background")                              \
+    /* Timers drift and flushes land on 16 ms frames: +-15 % of the period                         \
+     * (150 ms on a 1 s clock) is still the same rhythm. */                                        \
+    X(churn_rhythm_tolerance, DOUBLE, 0, 0, 1, 0.15, "",                                           \
+      "allowed relative jitter of that rhythm")                                                    \
     /* Flushes of one target less than 50 ms (three frames) apart are one                          \
      * beat: a render or an animation updating a target every frame is one                         \
      * long beat, never a rhythm, while a live counter updating ten times a                        \
      * second beats at 100 ms. */                                                                  \
     X(churn_min_period_ms, U32, 0, 0, UT_STAB_CHURN_PERIOD_MAX_MS, 50, "ms",                       \
-      "changes of one target closer than this to its previous one are one beat")                  \
+      "changes of one target closer than this to its previous one are one beat")                   \
     /* A target holding half the page or more is a page transition, never                          \
      * background, however regular. */                                                             \
     X(churn_max_page_fraction, DOUBLE, 0, 0, 1, 0.5, "",                                           \
