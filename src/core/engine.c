@@ -667,6 +667,17 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         return UT_EINVAL;
     int64_t engine_t = ev->rt_us ? ev->rt_us : ev->time_us;
     ut_engine_advance(e, engine_t);
+    /* The clock never moves back: an event received before the engine's
+     * clock (a wall clock stepped back, a batch stamped before a timer ran)
+     * is accepted at the clock, and recorded so (on_accepted), so that its
+     * replay advances exactly as far before applying it as this did. */
+    ut_event at_clock;
+    if (ev->rt_us && ev->rt_us < e->clock_us) {
+        at_clock = *ev;
+        at_clock.rt_us = e->clock_us;
+        ev = &at_clock;
+        engine_t = e->clock_us;
+    }
 
     ut__tab *t = ut__tabs_find(&e->tabs, ev->tab);
     if (t && ev->has_seq) {

@@ -908,6 +908,72 @@ static void test_recording_replay_at_and_recorded_params(void **state)
     ut_free(fixture);
 }
 
+/* One big flush of tab "late" at sender time `t` with `seq`, posted now. */
+static void post_flush(const itest_daemon *d, double t, int seq)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "[[\"uitrail.mutation\", %.6f, {\"tab\":\"late\",\"seq\":%d,\"dom\":[1000,10],"
+             "\"recs\":[[\"#root\",0,2,900,50,40000]],\"busy\":0}]]",
+             t, seq);
+    post_json(d, json);
+}
+
+/* Replay equals live when an event arrives after the one that follows it
+ * (seq 4 comes 300 ms after seq 5, after the stable mark its time falls
+ * before): with the default reorder window (held, then applied in order)
+ * and without one (applied late, at the tab's latest time). */
+static void test_recording_live_equals_replay_late_event(void **state)
+{
+    (void)state;
+    static const char *const windows[] = {"1000", "0"};
+    for (size_t w = 0; w < 2; w++) {
+        scratch s;
+        scratch_make(&s);
+        itest_daemon d;
+        assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--reorder-ms", windows[w], NULL}));
+        itest_sse sse;
+        sse_open(&d, &sse);
+        double t0 = now_s();
+        char json[512];
+        snprintf(json, sizeof json,
+                 "[[\"uitrail.nav\", %.6f, {\"tab\":\"late\",\"seq\":1,\"url\":\"https://x.test/\",\"title\":\"T\","
+                 "\"how\":\"load\"}]]",
+                 t0);
+        post_json(&d, json);
+        post_flush(&d, t0 + 0.005, 2);
+        usleep(600 * 1000);
+        double t1 = now_s();
+        post_flush(&d, t1, 3);
+        usleep(100 * 1000);
+        post_flush(&d, t1 + 0.1, 5);
+        usleep(300 * 1000);
+        post_flush(&d, t1 + 0.05, 4);
+        wait_stable(&d, "late");
+        /* Reads the stream for a reorder window's lag and the quiet time:
+         * every mark is in by then. */
+        assert_false(itest_sse_wait_trace(&sse, "late", "(no such trace)", 1500));
+        wait_stable(&d, "late");
+        assert_int_equal(itest_stop(&d, SIGTERM), 0);
+        ut_buf live = UT_BUF_INIT;
+        sse_data_of(&sse, "mark", &live);
+        glob_t g;
+        assert_int_equal(recordings(s.rec, &g), 1);
+        int status;
+        char *replayed = run(&status, "%s replay --format marks %s", uitrail_bin(), g.gl_pathv[0]);
+        assert_int_equal(status, 0);
+        assert_true(live.len > 1);
+        if (strcmp(live.data, replayed) != 0)
+            fail_msg("reorder window %s ms: the live marks differ from the replayed ones\nlive:\n%sreplayed:\n%s",
+                     windows[w], live.data, replayed);
+        ut_free(replayed);
+        ut_buf_free(&live);
+        globfree(&g);
+        itest_sse_close(&sse);
+        scratch_remove(&s);
+    }
+}
+
 /* A value of row `d` other than its default, within its bounds. */
 static double other_value(const ut_stab_param_desc *d)
 {
@@ -1161,6 +1227,7 @@ int main(void)
         cmocka_unit_test(test_recording_live_equals_replay_sessions),
         cmocka_unit_test(test_recording_live_equals_replay_stability),
         cmocka_unit_test(test_recording_all_stab_params),
+        cmocka_unit_test(test_recording_live_equals_replay_late_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
