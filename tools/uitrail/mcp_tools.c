@@ -324,7 +324,7 @@ static const ut__mcp_tool tools[] = {
                     .name = "after",
                     .type = PARAM_INTEGER,
                     .min = 0,
-                    .max = 9007199254740991LL, /* 2^53 - 1: exact in every JSON reader */
+                    .max = (long long)UT_STABLE_AFTER_SEQ_MAX, /* 2^53 - 1: exact in every JSON reader */
                     .description = "The seq of the event your action produced (as the page's "
                                    "sender numbered it): wait for the first stable state after "
                                    "the page answered that action.",
