@@ -110,7 +110,6 @@
  * one gives the same marks. */
 #include "uitrail/stability.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -251,7 +250,9 @@ ut_status ut_stab_param_parse(const ut_stab_param_desc *d, const char *text, dou
 {
     char *end = NULL;
     errno = 0;
-    double v = text && *text && !isspace((unsigned char)*text) ? strtod(text, &end) : NAN;
+    /* Decimal only: no hex, no leading space, no inf or nan. */
+    bool decimal = text && *text && strspn(text, "0123456789+-.eE") == strlen(text);
+    double v = decimal ? strtod(text, &end) : NAN;
     if (!end || *end || errno != 0 || !ut_stab_param_ok(d, v)) {
         ut_stab_param_bounds_text(d, err, errlen);
         return UT_EINVAL;
