@@ -165,10 +165,23 @@
 #define UT_STABLE_WAIT_MAX_MS 60000           /* wait_ms of GET /v1/tabs/{tab}/stable */
 #define UT_STABLE_AFTER_SEQ_MAX 9007199254740991ULL /* after= of the same: 2^53 - 1, exact in JSON */
 #define UT_SSE_KEEPALIVE_MS 15000             /* comment line sent to an idle event stream */
+/* An event stream's queued output: past it the stream lags, its messages
+ * are not queued but coalesced (a count, and the tabs whose trace it
+ * missed), and it is dropped if it does not catch up within the idle
+ * timeout. What a stream holds stays near this, whatever the burst. */
+#define UT_SSE_QUEUE_MAX_BYTES (64u << 10)
+/* Tabs a lagging stream remembers to send the trace of once it catches
+ * up; past it, it is told to start over ("resync"). */
+#define UT_SSE_LAG_TABS_MAX 1024
 #define UT_SSE_TAB_FILTER_MAX_BYTES UT_TAB_MAX_BYTES
 #define UT_ALLOW_UIDS_MAX 64                  /* --allow-uid entries */
 #define UT_TOKEN_RANDOM_BYTES 32              /* a generated token: this many random bytes, hex */
 #define UT_TOKEN_MAX_BYTES 256                /* a configured token (--token-file) */
+/* Signed per-tab ingest tokens (include/uitrail/token.h; --ingest-secret-file). */
+#define UT_INGEST_TOKEN_MAX_BYTES 2048        /* one signed token, as offered in its subprotocol */
+#define UT_INGEST_SECRET_MIN_BYTES 32         /* the shared HMAC secret: at least 256 bits of it */
+#define UT_INGEST_SECRET_MAX_BYTES UT_TOKEN_MAX_BYTES
+#define UT_INGEST_TOKEN_TTL_MAX_S (7 * 86400) /* a token whose exp is further ahead is refused */
 #define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
 #define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
 /* WebSocket ingest (protocol §3; src/daemon/ws.c) and the --demo files (src/daemon/static.c). */

@@ -23,41 +23,11 @@
 static ut_status read_token_file(const char *path, const char *option, char *out,
                                  size_t *out_len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(errno));
-        return UT_EINVAL;
-    }
-    char buf[UT_TOKEN_MAX_BYTES + 2];
-    ssize_t n = read(fd, buf, sizeof buf);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "--%s %s: %s", option, path, strerror(saved));
-        return UT_EINVAL;
-    }
-    size_t len = (size_t)n;
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-        len--;
-    if (len == 0 || len > UT_TOKEN_MAX_BYTES) {
-        snprintf(err, errlen, "--%s %s: the token must be 1 to %d bytes on one line", option,
-                 path, UT_TOKEN_MAX_BYTES);
-        return UT_EINVAL;
-    }
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)buf[i];
-        if (ch <= 0x20 || ch >= 0x7f) {
-            snprintf(err, errlen,
-                     "--%s %s: the token may hold only printable ASCII without spaces", option,
-                     path);
-            return UT_EINVAL;
-        }
-    }
-    memcpy(out, buf, len);
-    out[len] = '\0';
-    *out_len = len;
-    OPENSSL_cleanse(buf, sizeof buf);
-    return UT_OK;
+    char why[160];
+    ut_status st = ut_secret_file_read(path, out, UT_TOKEN_MAX_BYTES + 1, out_len, why, sizeof why);
+    if (st != UT_OK)
+        snprintf(err, errlen, "--%s %s: %s", option, path, why);
+    return st;
 }
 
 /* Writes 2 * UT_TOKEN_RANDOM_BYTES random hex digits and a NUL into `out`. */
@@ -98,13 +68,47 @@ static bool token_is_subprotocol_safe(const char *token)
     return true;
 }
 
-/* Loads the ingest token (--ingest-token-file) and, with --demo, makes the
- * demo token. */
+/* Loads the secret of signed per-tab tokens (--ingest-secret-file). */
+static ut_status load_ingest_secret(ut__auth *a, char *err, size_t errlen)
+{
+    const char *path = a->settings->ingest_secret_file;
+    if (!path)
+        return UT_OK;
+    if (a->settings->ingest_token_file) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file and --ingest-token-file exclude each other: a signed per-tab "
+                 "token replaces the one shared ingest token");
+        return UT_EINVAL;
+    }
+    if (a->settings->demo) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file and --demo exclude each other: the demo page gets no signed "
+                 "token (try signed mode with `uitrail token` and tools/examples/mint-token.mjs)");
+        return UT_EINVAL;
+    }
+    ut_status st = read_token_file(path, "ingest-secret-file", a->ingest_secret,
+                                   &a->ingest_secret_len, err, errlen);
+    if (st == UT_OK && a->ingest_secret_len < UT_INGEST_SECRET_MIN_BYTES) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file %s: the secret must be at least %d bytes (openssl rand -hex 32)",
+                 path, UT_INGEST_SECRET_MIN_BYTES);
+        OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
+        a->ingest_secret_len = 0;
+        return UT_EINVAL;
+    }
+    return st;
+}
+
+/* Loads the ingest token (--ingest-token-file) or secret
+ * (--ingest-secret-file) and, with --demo, makes the demo token. */
 static ut_status load_ingest_and_demo_tokens(ut__auth *a, char *err, size_t errlen)
 {
+    ut_status st = load_ingest_secret(a, err, errlen);
+    if (st != UT_OK)
+        return st;
     const char *path = a->settings->ingest_token_file;
     if (path) {
-        ut_status st = read_token_file(path, "ingest-token-file", a->ingest_token,
+        st = read_token_file(path, "ingest-token-file", a->ingest_token,
                                        &a->ingest_token_len, err, errlen);
         if (st != UT_OK)
             return st;
@@ -165,19 +169,29 @@ ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t er
         return UT_ENOMEM;
     }
     snprintf(a->token_path, plen, "%s/%s", s->runtime_dir, UT_TOKEN_FILE_NAME);
-    return write_token_file(a, err, errlen);
+    return UT_OK;
+}
+
+ut_status ut__auth_publish(ut__auth *a, char *err, size_t errlen)
+{
+    ut_status st = write_token_file(a, err, errlen);
+    a->published = st == UT_OK;
+    return st;
 }
 
 void ut__auth_cleanup(ut__auth *a)
 {
     if (a->token_path) {
-        unlink(a->token_path);
+        if (a->published)
+            unlink(a->token_path);
+        a->published = false;
         ut_free(a->token_path);
         a->token_path = NULL;
     }
     /* The tokens must not outlive the daemon in memory either. */
     OPENSSL_cleanse(a->token, sizeof a->token);
     OPENSSL_cleanse(a->ingest_token, sizeof a->ingest_token);
+    OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
     OPENSSL_cleanse(a->demo_token, sizeof a->demo_token);
 }
 
@@ -203,6 +217,30 @@ bool ut__auth_ingest_token_required(const ut__auth *a)
     return a->ingest_token_len > 0;
 }
 
+bool ut__auth_signed_mode(const ut__auth *a)
+{
+    return a->ingest_secret_len > 0;
+}
+
+ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
+                                              ut_token_claims *claims, const char **why)
+{
+    return ut_token_verify(token, ut_str_from(a->ingest_secret, a->ingest_secret_len), now_s, claims,
+                           why);
+}
+
+const char *ut__auth_ingest_mode(const ut__auth *a)
+{
+    if (ut__auth_signed_mode(a))
+        return "signed mode (--ingest-secret-file): a browser's WebSocket writes only the tab its "
+               "signed token names, until the token expires";
+    if (ut__auth_ingest_token_required(a))
+        return "shared-token mode (--ingest-token-file), for development: any client with the one "
+               "ingest token and an allowed Origin may write any tab";
+    return "origin-only mode, for local development: any client that reaches the TCP port and "
+           "sends an allowed Origin may write any tab (use --ingest-secret-file in production)";
+}
+
 bool ut__auth_demo_token_ok(const ut__auth *a, ut_str given)
 {
     return a->settings->demo && token_equal(given, a->demo_token, a->demo_token_len);
@@ -218,18 +256,37 @@ ut_str ut__auth_demo_token(const ut__auth *a)
     return ut_str_from(a->demo_token, a->demo_token_len);
 }
 
-bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
+/* The credential of an Authorization header "Bearer <credential>"; false
+ * for another scheme. */
+static bool bearer_value(ut_str authorization, ut_str *given)
 {
     static const char scheme[] = "Bearer ";
     size_t slen = sizeof scheme - 1;
     if (authorization.len <= slen || strncasecmp(authorization.ptr, scheme, slen) != 0)
         return false;
-    ut_str given = {authorization.ptr + slen, authorization.len - slen};
-    while (given.len && given.ptr[given.len - 1] == ' ')
-        given.len--;
+    *given = (ut_str){authorization.ptr + slen, authorization.len - slen};
+    while (given->len && given->ptr[given->len - 1] == ' ')
+        given->len--;
+    return true;
+}
+
+bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
+{
+    ut_str given;
     /* The length is not secret (a generated token is always 64 bytes);
      * the bytes are compared in constant time. */
-    return token_equal(given, a->token, a->token_len);
+    return bearer_value(authorization, &given) && token_equal(given, a->token, a->token_len);
+}
+
+ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,
+                                              ut_token_claims *claims, const char **why)
+{
+    ut_str given;
+    if (!bearer_value(authorization, &given)) {
+        *why = "missing 'Authorization: Bearer TOKEN' with the daemon's token or a signed ingest token";
+        return UT_TOKEN_MALFORMED;
+    }
+    return ut__auth_ingest_token_verify(a, given, now_s, claims, why);
 }
 
 bool ut__auth_uid_allowed(const ut__auth *a, uid_t uid)
@@ -269,6 +326,9 @@ void ut__auth_add_own_address(ut__auth *a, const char *hostport)
 static bool eq_concat(ut_str s, const char *a, const char *b)
 {
     size_t na = strlen(a), nb = strlen(b);
+    /* An absent header is a NULL string: never handed to strncasecmp. */
+    if (s.len == 0)
+        return na + nb == 0;
     return s.len == na + nb && strncasecmp(s.ptr, a, na) == 0 &&
            strncasecmp(s.ptr + na, b, nb) == 0;
 }
@@ -278,7 +338,7 @@ static bool eq_concat(ut_str s, const char *a, const char *b)
 static bool names_own_address(const ut__auth *a, ut_str hostport, const char *scheme)
 {
     size_t n = strlen(scheme);
-    if (hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
+    if (hostport.len == 0 || hostport.len < n || strncasecmp(hostport.ptr, scheme, n) != 0)
         return false;
     ut_str rest = {hostport.ptr + n, hostport.len - n};
     for (size_t i = 0; i < a->n_own; i++) {

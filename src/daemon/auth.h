@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "uitrail/token.h"
 
 /* The daemon's TCP HTTP addresses, for the Origin and Host checks. */
 #define UT__OWN_ADDRS_MAX 4
@@ -30,18 +31,26 @@ typedef struct ut__auth {
     size_t token_len;
     char ingest_token[UT_TOKEN_MAX_BYTES + 1]; /* empty: none configured */
     size_t ingest_token_len;
+    char ingest_secret[UT_INGEST_SECRET_MAX_BYTES + 1]; /* empty: origin-only mode */
+    size_t ingest_secret_len;
     char demo_token[2 * UT_TOKEN_RANDOM_BYTES + 1]; /* --demo only */
     size_t demo_token_len;
     char *token_path;             /* <runtime-dir>/token */
+    bool published;               /* we wrote it: ours to remove */
     char own[UT__OWN_ADDRS_MAX][UT__ADDR_TEXT_BYTES]; /* "127.0.0.1:7317", "[::1]:7317" */
     size_t n_own;
 } ut__auth;
 
-/* Loads the token from --token-file, or generates one from getrandom(2),
- * and writes it, mode 0600, to <runtime-dir>/token; loads the ingest
- * token and, with --demo, makes the demo token. `s` must outlive `a`. */
+/* Loads the token from --token-file, or generates one from getrandom(2);
+ * loads the ingest token and, with --demo, makes the demo token. `s` must
+ * outlive `a`. */
 ut_status ut__auth_init(ut__auth *a, const ut__settings *s, char *err, size_t errlen);
-/* Removes <runtime-dir>/token and wipes the tokens (at shutdown). */
+/* Writes the token, mode 0600, to <runtime-dir>/token. Only once the
+ * listeners are bound: a daemon refused because another one runs in the
+ * same directory must not replace (or, leaving, remove) that one's token. */
+ut_status ut__auth_publish(ut__auth *a, char *err, size_t errlen);
+/* Removes <runtime-dir>/token if this daemon wrote it, and wipes the
+ * tokens (at shutdown). */
 void ut__auth_cleanup(ut__auth *a);
 /* Where the bearer token is, for error messages. */
 const char *ut__auth_token_path(const ut__auth *a);
@@ -57,6 +66,19 @@ bool ut__auth_uid_allowed(const ut__auth *a, uid_t uid);
  * constant time. False when no ingest token is configured. */
 bool ut__auth_ingest_token_ok(const ut__auth *a, ut_str given);
 bool ut__auth_ingest_token_required(const ut__auth *a);
+/* Signed mode (--ingest-secret-file): a browser's WebSocket must offer a
+ * per-tab token signed with the secret, and may write only its tab. */
+bool ut__auth_signed_mode(const ut__auth *a);
+/* Checks a signed per-tab token at `now_s` (see uitrail/token.h). */
+ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
+                                              ut_token_claims *claims, const char **why);
+/* Signed mode, POST /v1/ingest over TCP: checks the signed per-tab token
+ * an Authorization header carries as its bearer credential. */
+ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,
+                                              ut_token_claims *claims, const char **why);
+/* One line naming the ingest mode and what it guarantees, for the log at
+ * start. */
+const char *ut__auth_ingest_mode(const ut__auth *a);
 /* Whether `given` is the read-only demo token; false without --demo. */
 bool ut__auth_demo_token_ok(const ut__auth *a, ut_str given);
 /* The ingest token ("" when none) and the demo token, for the demo's

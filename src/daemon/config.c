@@ -105,6 +105,9 @@ static const opt_desc static_options[] = {
      "(repeatable; the daemon's own origin is always accepted)"},
     {"ingest-token-file", OPT_STRING, S(ingest_token_file), 0, 0, false, "FILE",
      "require the token in FILE for the WebSocket ingest (subprotocol uitrail.token.TOKEN)"},
+    {"ingest-secret-file", OPT_STRING, S(ingest_secret_file), 0, 0, false, "FILE",
+     "production mode: a browser's WebSocket must offer a per-tab token signed with the secret "
+     "in FILE (uitrail token) and may write only that tab, until the token expires"},
     {"demo", OPT_BOOL, S(demo), 0, 0, false, NULL,
      "serve the demo app under /demo/ and a read-only demo token (for development only)"},
     {"demo-root", OPT_STRING, S(demo_root), 0, 0, false, "DIR",
@@ -530,6 +533,7 @@ void ut__settings_free(ut__settings *s)
     ut_free(s->runtime_dir);
     ut_free(s->token_file);
     ut_free(s->ingest_token_file);
+    ut_free(s->ingest_secret_file);
     ut_free(s->demo_root);
     for (size_t i = 0; i < s->n_allow_origins; i++)
         ut_free(s->allow_origins[i]);

@@ -59,6 +59,9 @@ typedef struct ut__settings {
     char *allow_origins[UT_ALLOW_ORIGINS_MAX];
     size_t n_allow_origins;
     char *ingest_token_file; /* --ingest-token-file, NULL: no ingest token */
+    /* --ingest-secret-file: the HMAC secret of signed per-tab ingest
+     * tokens (include/uitrail/token.h); NULL: origin-only mode. */
+    char *ingest_secret_file;
     bool demo;               /* --demo: serve the demo app and its config */
     char *demo_root;         /* where --demo's files are (absolute), set at load */
     const ut__demo_layout *demo_layout; /* which kind of directory demo_root is */

@@ -142,6 +142,24 @@ void ut__conns_close_all(ut__daemon *d)
         ut__conn_abort(ut_list_entry(l, ut__conn, link), "shutting down");
 }
 
+size_t ut__conns_recheck_peers(ut__daemon *d)
+{
+    size_t cut = 0;
+    ut_list *l;
+    ut_list_foreach(l, &d->conns.all) {
+        ut__conn *c = ut_list_entry(l, ut__conn, link);
+        if (c->transport != UT__TRANSPORT_UNIX || c->state == UT__CONN_CLOSING ||
+            ut__auth_uid_allowed(&d->auth, c->peer_uid))
+            continue;
+        c->peer_allowed = false;
+        d->m.refused_peer++;
+        cut++;
+        /* Closing only unlinks it: the list stays walkable. */
+        ut__conn_abort(c, "its uid is no longer allowed (--allow-uid)");
+    }
+    return cut;
+}
+
 /* ---- reading ---- */
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
@@ -246,10 +264,12 @@ static void on_write(uv_write_t *req, int status)
         ut__conn_abort(c, uv_strerror(status));
         return;
     }
-    if (c->paused_output &&
-        uv_stream_get_write_queue_size(&c->h.stream) < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
+    size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
+    if (c->paused_output && queued < UT_CONN_OUTPUT_HIGH_BYTES / 2) {
         c->paused_output = false;
         ut__conn_update_reading(c);
+        ut__conn_defer_resume(c);
+    } else if (queued == 0 && c->ops->resume_when_drained) {
         ut__conn_defer_resume(c);
     }
 }
@@ -461,13 +481,14 @@ void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport
     conn_start(c, where);
 }
 
-ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_t *id)
+ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport, int fd,
+                         uint64_t *id)
 {
     static const char where[] = "an adopted socket";
-    ut__conn *c = conn_new(d, ops, UT__TRANSPORT_UNIX, where);
+    ut__conn *c = conn_new(d, ops, transport, where);
     if (!c)
         return UT_ENOMEM;
-    int rc = uv_pipe_open(&c->h.pipe, fd);
+    int rc = transport == UT__TRANSPORT_UNIX ? uv_pipe_open(&c->h.pipe, fd) : uv_tcp_open(&c->h.tcp, fd);
     if (rc != 0) {
         ut__log(UT__LOG_WARN, "cannot adopt socket %d: %s", fd, uv_strerror(rc));
         ut__conn_abort(c, NULL);
@@ -492,4 +513,16 @@ ut__conn *ut__conn_find(ut__daemon *d, uint64_t id)
 size_t ut__conn_count(const ut__daemon *d)
 {
     return d->conns.n;
+}
+
+size_t ut__conns_queued_bytes(const ut__daemon *d)
+{
+    size_t total = 0;
+    const ut_list *l;
+    ut_list_foreach(l, &d->conns.all) {
+        const ut__conn *c = ut_list_entry(l, ut__conn, link);
+        if (c->state != UT__CONN_CLOSING)
+            total += uv_stream_get_write_queue_size(&c->h.stream);
+    }
+    return total;
 }

@@ -73,6 +73,9 @@ typedef struct ut__conn_ops {
      * mark, or another room asked (ut__conn_defer_resume). Runs from the
      * deferred pass, never inside another callback of the connection. */
     void (*resume)(ut__conn *c);
+    /* Also run ops->resume (deferred) whenever the output queue empties
+     * (an event stream that lagged catches up). */
+    bool resume_when_drained;
     /* The connection leaves UT__CONN_OPEN (it drains or closes): anything
      * that would still write to it unlinks it. Called once. */
     void (*closing)(ut__conn *c);
@@ -121,17 +124,26 @@ void ut__conns_init(ut__conns *cs);
  * on `where`, for log lines), refusing it above the connection cap. */
 void ut__conn_accept(ut__daemon *d, uv_stream_t *server, ut__transport transport,
                      const ut__conn_ops *ops, const char *where);
-/* Makes a connection of `ops` from `fd`, a connected Unix stream socket,
- * exactly as if it had been accepted on a Unix listener of `ops`: the
- * peer's uid and the connection cap are checked the same way. On UT_OK the
- * connection owns `fd` and `*id` is its id; otherwise (UT_ENOMEM, UT_EIO)
- * the caller still owns `fd`. For in-process drivers (the fuzz targets). */
-ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, int fd, uint64_t *id);
+/* Makes a connection of `ops` from `fd`, a connected stream socket of
+ * `transport` (Unix, or TCP), exactly as if it had been accepted on a
+ * listener of `ops` and `transport`: the peer's uid (Unix) and the
+ * connection cap are checked the same way, and over TCP the Host, Origin
+ * and bearer-token checks apply. On UT_OK the connection owns `fd` and
+ * `*id` is its id; otherwise (UT_ENOMEM, UT_EIO) the caller still owns
+ * `fd`. For in-process drivers (the fuzz targets). */
+ut_status ut__conn_adopt(ut__daemon *d, const ut__conn_ops *ops, ut__transport transport, int fd,
+                         uint64_t *id);
 /* The open connection with `id`, or NULL (for in-process drivers). */
 ut__conn *ut__conn_find(ut__daemon *d, uint64_t id);
 size_t ut__conn_count(const ut__daemon *d);
+/* Output queued on every connection (a gauge of /metrics). */
+size_t ut__conns_queued_bytes(const ut__daemon *d);
 /* Closes every connection (shutdown). */
 void ut__conns_close_all(ut__daemon *d);
+/* Closes every Unix connection whose peer uid is no longer allowed (after
+ * a reload took an --allow-uid away): its event streams, stable waits and
+ * ingest end with it. Returns how many were closed. */
+size_t ut__conns_recheck_peers(ut__daemon *d);
 
 /* Makes `c` speak `ops`, with `part` as its part: the old part is freed
  * (its ops->free). The caller must be done with the old part. */

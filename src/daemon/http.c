@@ -53,9 +53,11 @@ static const char *const header_names[UT__HDR__COUNT] = {
     [UT__HDR_WS_VERSION] = "sec-websocket-version",
     [UT__HDR_WS_PROTOCOL] = "sec-websocket-protocol",
     [UT__HDR_FORWARDED_FOR] = "x-forwarded-for",
+    [UT__HDR_EXPECT] = "expect",
 };
 
 static void on_header_timeout(uv_timer_t *t);
+static void on_body_timeout(uv_timer_t *t);
 static void on_idle(uv_timer_t *t);
 
 /* ---- the request ---- */
@@ -177,6 +179,9 @@ static void req_buffers(ut__http_req *r, void (*fn)(ut_buf *))
 static void req_reset(ut__http_req *r)
 {
     req_buffers(r, ut_buf_reset);
+    /* Not the last request's: an answer before this one's method is known
+     * (a 408 on its headers) is never taken for the answer to a HEAD. */
+    r->method = HTTP_GET;
     r->header = UT__HDR__COUNT;
     r->in_value = false;
     r->header_bytes = 0;
@@ -236,7 +241,11 @@ void ut__http_respond(ut__conn *c, int status, const char *content_type, const c
                   "%s%s\r\n",
                   status, ut__http_reason_phrase(status), content_type, body_len,
                   extra_headers ? extra_headers : "", close ? "Connection: close\r\n" : "");
-    if (body_len <= RESPONSE_COPY_MAX_BYTES)
+    /* The answer to HEAD is the answer to GET without its body (RFC 9110
+     * 9.3.2): the same Content-Length, no content. */
+    if (http_of(c)->req.method == HTTP_HEAD)
+        body_len = 0;
+    else if (body_len <= RESPONSE_COPY_MAX_BYTES)
         ut_buf_append(out, body, body_len);
     if (out->oom) {
         ut__conn_abort(c, "out of memory");
@@ -408,6 +417,18 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return ut_buf_append(&r->headers[r->header], at, len) == UT_OK ? 0 : 1;
 }
 
+#define CONTINUE_LINE "HTTP/1.1 100 Continue\r\n\r\n"
+
+/* Whether the client waits for a 100 before it sends the body (RFC 9110
+ * 10.1.1); an HTTP/1.0 client is never sent one. */
+static bool expects_continue(const http_parser *p, const ut__http_req *r)
+{
+    ut_str expect = ut_buf_str(&r->headers[UT__HDR_EXPECT]);
+    static const char want[] = "100-continue";
+    return (p->http_major > 1 || p->http_minor >= 1) && expect.len == sizeof want - 1 &&
+           strncasecmp(expect.ptr, want, expect.len) == 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     http_conn *h = p->data;
@@ -416,16 +437,21 @@ static int on_headers_complete(http_parser *p)
     h->req.method = (enum http_method)p->method;
     h->req.upgrade = p->upgrade;
     h->req.declared_length = (p->flags & F_CHUNKED) ? ULLONG_MAX : p->content_length;
-    ut__http_arm_idle(c);
+    bool has_body = (p->flags & F_CHUNKED) ||
+                    (p->content_length > 0 && p->content_length != ULLONG_MAX);
+    /* A body has a deadline for the whole of it, armed once here and never
+     * renewed: a peer trickling it a byte (or a message) at a time is cut
+     * like one trickling its headers. */
+    ut__conn_timer(c, c->d->settings.idle_timeout_ms, has_body ? on_body_timeout : on_idle);
     c->d->http_app->headers(c);
     /* An error found now on a request that carries a body is answered at
      * once, and the body is not read: the connection closes after it. */
-    bool has_body = (p->flags & F_CHUNKED) ||
-                    (p->content_length > 0 && p->content_length != ULLONG_MAX);
     if (h->req.status && has_body) {
         ut__http_error_with(c, h->req.status, h->req.error_headers, h->req.error, true);
         return -1; /* stops the parser: nothing more is read from this peer */
     }
+    if (has_body && expects_continue(p, &h->req))
+        ut__conn_write(c, CONTINUE_LINE, sizeof CONTINUE_LINE - 1);
     return 0;
 }
 
@@ -435,9 +461,9 @@ static int on_body(http_parser *p, const char *at, size_t len)
     ut__conn *c = h->conn;
     if (c->state != UT__CONN_OPEN)
         return 1;
-    /* The idle timeout armed at the end of the headers is not renewed by
-     * each byte: a body trickled a byte at a time would hold the
-     * connection forever. The app renews it when the body makes progress. */
+    /* The body's deadline armed at the end of the headers is not renewed
+     * here: a body trickled a byte at a time would hold the connection
+     * for ever. */
     if (!h->req.status)
         c->d->http_app->body(c, at, len);
     return c->state == UT__CONN_OPEN ? 0 : 1;
@@ -485,6 +511,17 @@ static void on_header_timeout(uv_timer_t *t)
     ut__http_error(c, 408, what, true);
 }
 
+static void on_body_timeout(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[128], name[96];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "the request body did not arrive within %u ms",
+             c->d->settings.idle_timeout_ms);
+    ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
+    ut__http_error(c, 408, what, true);
+}
+
 /* ---- driving the parser ---- */
 
 /* The request just parsed handed the connection over: it speaks the new
@@ -504,6 +541,10 @@ static void hand_over(ut__conn *c, http_conn *h, const char *rest, size_t len)
 static void parse_failed(ut__conn *c, http_conn *h, enum http_errno err, const char *data,
                          size_t used, size_t len)
 {
+    /* Whatever the request began as, a malformed one is answered with a
+     * body: a HEAD's answer would have none, but who can tell it was one
+     * (nor may the last request's method stand for it). */
+    h->req.method = HTTP_GET;
     if (h->req.status == 431) {
         c->d->m.protocol_errors_http++;
         ut__http_error(c, 431, h->req.error, true);

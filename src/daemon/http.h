@@ -28,6 +28,7 @@ typedef enum ut__header {
     UT__HDR_WS_VERSION,
     UT__HDR_WS_PROTOCOL, /* repeated lines are joined with ", " */
     UT__HDR_FORWARDED_FOR, /* X-Forwarded-For from a proxy in front: logged, never trusted */
+    UT__HDR_EXPECT,      /* 100-continue: answered once the headers are accepted */
     UT__HDR__COUNT,      /* also: a header we do not keep */
 } ut__header;
 

@@ -8,9 +8,39 @@
 
 /* ---- the sink ---- */
 
+/* Whether a token-bound batch may write `ev` (see ut__ingest_binding);
+ * counts and logs what it may not. */
+static bool binding_allows(ut__ingest_batch *b, const ut_event *ev)
+{
+    ut__ingest_binding *bind = b->bind;
+    if (b->rt_us / 1000000 >= bind->exp_s) {
+        if (!bind->expired)
+            ut__log(UT__LOG_INFO, "an ingest token for tab '%.*s' expired: refusing its events",
+                    (int)bind->tab_len, bind->tab);
+        bind->expired = true;
+        b->d->m.bound_expired++;
+        b->counts->rejected++;
+        return false;
+    }
+    if (!ut_str_eq(ev->tab, ut_str_from(bind->tab, bind->tab_len))) {
+        b->d->m.bound_other_tab++;
+        b->counts->rejected++;
+        if (ut__log_enabled(UT__LOG_DEBUG)) {
+            char clean[UT__SAMPLE_BUF_BYTES];
+            ut__sanitize(ev->tab.ptr, ev->tab.len, clean, sizeof clean);
+            ut__log(UT__LOG_DEBUG, "rejected an event for tab \"%s\" from a connection whose token names another",
+                    clean);
+        }
+        return false;
+    }
+    return true;
+}
+
 static ut_status sink_event(void *ud, const ut_event *ev)
 {
     ut__ingest_batch *b = ud;
+    if (b->bind && !binding_allows(b, ev))
+        return UT_OK;
     ut_event stamped = *ev;
     stamped.rt_us = b->rt_us;
     ut_status st = ut_engine_apply(b->d->engine, &stamped);
@@ -67,6 +97,8 @@ static void sink_ignored(void *ud, ut_str tag)
 static void sink_ack(void *ud, ut_str chunk)
 {
     ut__ingest_batch *b = ud;
+    if (b->bind && b->bind->expired)
+        return; /* its events were refused, not kept: the sender resends them */
     /* An ack promises that the events before it are kept: with --record,
      * the frames holding them are written first. */
     ut__recorder_sync(b->d);

@@ -22,12 +22,24 @@ typedef struct ut__ingest_counts {
     uint64_t ignored;
 } ut__ingest_counts;
 
+/* What a signed per-tab token (--ingest-secret-file) lets a connection
+ * write: events of `tab` received before `exp_s`. Anything else is
+ * rejected and counted; after the expiry nothing more is acked, so that
+ * the sender sends it again with a new token. */
+typedef struct ut__ingest_binding {
+    char tab[UT_TAB_MAX_BYTES + 1];
+    size_t tab_len;
+    int64_t exp_s;
+    bool expired;   /* an event came at or after exp_s */
+} ut__ingest_binding;
+
 /* One batch of ingest: the bytes of one read, or one body. */
 typedef struct ut__ingest_batch {
     ut__daemon *d;
     ut__conn *ack_conn;          /* acks go to its ops->send_ack; NULL: none */
     ut__ingest_counts *counts;
     int64_t rt_us;               /* the receive time stamped on every event */
+    ut__ingest_binding *bind;    /* NULL: may write any tab (set after begin) */
     ut_fwd_sink sink;            /* what the decoder reports to */
 } ut__ingest_batch;
 

@@ -19,6 +19,8 @@ typedef struct ingest_body {
     ut_fwd_decoder *decoder; /* the msgpack body's, or the converted JSON's */
     ut_buf json;             /* a JSON body, held whole */
     ut__ingest_counts counts;
+    bool bound;              /* sent with a signed per-tab token: */
+    ut__ingest_binding bind; /* what it may write */
 } ingest_body;
 
 static void body_free(void *app)
@@ -53,6 +55,27 @@ static bool media_type_is(ut_str value, const char *type)
     return value.len == n || value.ptr[n] == ';' || value.ptr[n] == ' ';
 }
 
+/* A body sent over TCP with a signed per-tab token instead of the
+ * daemon's bearer token (routes.c let it in) may write only its tab. */
+static void bind_to_token(ut__conn *c, ingest_body *b)
+{
+    ut__auth *a = &c->d->auth;
+    ut_str auth = ut__http_header(c, UT__HDR_AUTHORIZATION);
+    if (c->transport == UT__TRANSPORT_UNIX || !ut__auth_signed_mode(a) || ut__auth_bearer_ok(a, auth))
+        return;
+    ut_token_claims claims;
+    const char *why;
+    if (ut__auth_bearer_ingest_token(a, auth, ut__wall_us() / 1000000, &claims, &why) != UT_TOKEN_VALID) {
+        /* Expired between the check and now: nothing it sends is kept. */
+        claims.tab_len = 0;
+        claims.tab[0] = '\0';
+        claims.exp_s = 0;
+    }
+    b->bound = true;
+    b->bind = (ut__ingest_binding){.tab_len = claims.tab_len, .exp_s = claims.exp_s};
+    memcpy(b->bind.tab, claims.tab, claims.tab_len + 1);
+}
+
 void ut__ingest_http_headers(ut__conn *c)
 {
     ut_str ctype = ut__http_header(c, UT__HDR_CONTENT_TYPE);
@@ -82,6 +105,7 @@ void ut__ingest_http_headers(ut__conn *c)
     b->kind = kind;
     r->app = b;
     r->app_free = body_free;
+    bind_to_token(c, b);
 }
 
 /* Feeds Forward bytes of the body to its decoder. On a protocol error
@@ -90,6 +114,7 @@ static void feed(ut__conn *c, ingest_body *b, const char *data, size_t len)
 {
     ut__ingest_batch batch;
     ut__ingest_begin(&batch, c->d, NULL, &b->counts);
+    batch.bind = b->bound ? &b->bind : NULL;
     ut_status st = ut_fwd_decoder_feed(b->decoder, data, len, &batch.sink);
     ut__ingest_end(&batch);
     if (st == UT_EPROTO) {
@@ -119,12 +144,9 @@ void ut__ingest_http_body(ut__conn *c, const char *data, size_t len)
             ut__http_error(c, 500, "out of memory holding the body", true);
         return;
     }
-    /* As on an ingest connection, the idle timeout is renewed when the
-     * body completes a Forward message, not by each byte. */
-    size_t held = ut_fwd_decoder_pending(b->decoder);
+    /* The body's deadline (http.c) is not renewed as it makes progress:
+     * a body is bounded, so it has to arrive whole in time. */
     feed(c, b, data, len);
-    if (c->state == UT__CONN_OPEN && ut_fwd_decoder_pending(b->decoder) < held + len)
-        ut__http_arm_idle(c);
 }
 
 /* Converts a JSON body and feeds it. False after answering its error. */

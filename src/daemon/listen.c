@@ -20,31 +20,10 @@ ut_status ut__runtime_dir_prepare(const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create the runtime directory %s: %s", dir, strerror(errno));
         return UT_EIO;
     }
-    struct stat st;
-    if (lstat(dir, &st) != 0) {
-        snprintf(err, errlen, "runtime directory %s: %s", dir, strerror(errno));
-        return UT_EIO;
-    }
     /* Another user could otherwise prepare the directory in a shared /tmp
      * and read our token or put their own sockets in our path. */
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "runtime directory %s is not a directory (a symlink?): remove it or use --runtime-dir",
-                 dir);
-        return UT_EINVAL;
-    }
-    if (st.st_uid != getuid()) {
-        snprintf(err, errlen,
-                 "runtime directory %s belongs to uid %lu, not to us (uid %lu): use --runtime-dir",
-                 dir, (unsigned long)st.st_uid, (unsigned long)getuid());
-        return UT_EINVAL;
-    }
-    if ((st.st_mode & 0077) != 0) {
-        snprintf(err, errlen,
-                 "runtime directory %s has mode %04o; it must be 0700: run chmod 700 %s",
-                 dir, (unsigned)(st.st_mode & 07777), dir);
-        return UT_EINVAL;
-    }
-    return UT_OK;
+    ut_status st = ut_runtime_path_check(dir, UT_RUNTIME_DIR, err, errlen);
+    return st == UT_ENOENT ? UT_EIO : st;
 }
 
 /* Removes a socket file left by a daemon that died, after making sure no
@@ -54,8 +33,8 @@ static ut_status clear_stale_socket(const char *path, char *err, size_t errlen)
     struct stat st;
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? UT_OK : UT_EIO;
-    if (!S_ISSOCK(st.st_mode)) {
-        snprintf(err, errlen, "%s exists and is not a socket: remove it or use --runtime-dir",
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid()) {
+        snprintf(err, errlen, "%s exists and is not a socket of ours: remove it or use --runtime-dir",
                  path);
         return UT_EINVAL;
     }
@@ -138,7 +117,6 @@ static ut_status listen_unix(ut__daemon *d, const ut__conn_ops *ops, const char 
         return UT_EIO;
     }
     listener_opened(l);
-    l->path = path;
     snprintf(l->addr, sizeof l->addr, "%s", path);
 
     /* The umask makes the socket 0600 from its creation, leaving no window
@@ -146,8 +124,14 @@ static ut_status listen_unix(ut__daemon *d, const ut__conn_ops *ops, const char 
     mode_t old_mask = umask(0177);
     rc = uv_pipe_bind(&l->h.pipe, path);
     umask(old_mask);
-    if (rc == 0)
-        rc = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection);
+    if (rc != 0) {
+        /* Not ours (another daemon bound it first): never unlinked. */
+        snprintf(err, errlen, "cannot listen on %s: %s", path, uv_strerror(rc));
+        ut_free(path);
+        return UT_EIO;
+    }
+    l->path = path; /* ours: unlinked when the listener stops */
+    rc = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection);
     if (rc != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", path, uv_strerror(rc));
         return UT_EIO;

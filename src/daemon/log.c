@@ -1,6 +1,8 @@
 /* Logging: one line per event worth a line, on stderr, with a timestamp.
  * Samples of bad input pass through ut__sanitize so that a hostile peer
- * can neither forge log lines nor flood them. */
+ * can neither forge log lines nor flood them; and every line, whatever its
+ * arguments (a tab id, a path, an origin), is escaped once more on its way
+ * out (escape_line), so that no argument can end it or start another. */
 #include "log.h"
 
 #include <stdarg.h>
@@ -39,6 +41,45 @@ bool ut__log_level_parse(const char *name, ut__log_level *out)
     return false;
 }
 
+/* Copies the NUL-terminated `in` into `out` (`cap` bytes, not
+ * terminated), returning the length, with every byte that could end a
+ * line or hide one written as \xNN: ASCII controls and DEL, and the UTF-8
+ * of the C1 controls (U+0080..U+009F, NEL among them) and of U+2028 and
+ * U+2029, which some log viewers split lines at. */
+static size_t escape_line(const char *in, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)in;
+    size_t o = 0;
+    for (size_t i = 0; p[i]; i++) {
+        unsigned char ch = p[i];
+        size_t run = 0; /* bytes to escape from here */
+        if (ch < 0x20 || ch == 0x7f)
+            run = 1;
+        else if (ch == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+            run = 2;
+        else if (ch == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+            run = 3;
+        if (run == 0) {
+            if (o + 1 > cap)
+                break;
+            out[o++] = (char)ch;
+            continue;
+        }
+        if (o + 4 * run > cap)
+            break;
+        for (size_t k = 0; k < run; k++) {
+            unsigned char b = p[i + k];
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[b >> 4];
+            out[o++] = hex[b & 15];
+        }
+        i += run - 1;
+    }
+    return o;
+}
+
 void ut__log(ut__log_level level, const char *fmt, ...)
 {
     if (!ut__log_enabled(level))
@@ -53,12 +94,13 @@ void ut__log(ut__log_level level, const char *fmt, ...)
                      tm.tm_sec, now.tv_nsec / 1000000, level_names[level]);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    char out[4 * sizeof line + 2];
+    size_t len = escape_line(line, out, sizeof out - 1);
+    out[len++] = '\n';
     /* One write per line keeps lines whole when stderr is shared. */
-    size_t len = strlen(line);
-    line[len++] = '\n';
-    fwrite(line, 1, len, stderr);
+    fwrite(out, 1, len, stderr);
     fflush(stderr);
 }
 

@@ -32,6 +32,9 @@ static void reload(ut__daemon *d)
     }
     ut__settings_apply_reload(&d->settings, &next);
     ut__settings_free(&next);
+    size_t cut = ut__conns_recheck_peers(d);
+    if (cut)
+        ut__log(UT__LOG_INFO, "reload: closed %zu connections of uids no longer allowed", cut);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -100,7 +103,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int exit_code = 0;
-    if (ut__recorder_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK) {
+    if (ut__recorder_start(d, err, sizeof err) != UT_OK || ut__listeners_start(d, err, sizeof err) != UT_OK ||
+        ut__auth_publish(&d->auth, err, sizeof err) != UT_OK) {
         fprintf(stderr, "uitraild: %s\n", err);
         exit_code = 1;
         ut__daemon_shutdown(d, "start-up failed");
@@ -114,6 +118,7 @@ int main(int argc, char **argv)
         ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u, reorder window %u ms",
                 d->settings.engine.ring_size, d->settings.engine.max_tabs,
                 d->settings.max_connections, d->settings.engine.reorder_ms);
+        ut__log(UT__LOG_INFO, "ingest: %s", ut__auth_ingest_mode(&d->auth));
         if (d->settings.demo)
             ut__log(UT__LOG_INFO, "--demo: serving the demo and the sender from %s", d->settings.demo_root);
     }

@@ -82,6 +82,17 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
     counter(out, "uitrail_websocket_refused_total",
             "WebSocket upgrades refused (origin, token, subprotocol or a malformed handshake).",
             m->ws_refused);
+    family(out, "uitrail_ingest_tokens_refused_total", "counter",
+           "WebSocket upgrades refused for their signed ingest token (--ingest-secret-file), by reason.");
+    for (int v = 0; v < UT_TOKEN__COUNT; v++)
+        ut_buf_printf(out, "uitrail_ingest_tokens_refused_total{reason=\"%s\"} %llu\n",
+                      v == UT_TOKEN_VALID ? "missing" : ut_token_verdict_name((ut_token_verdict)v),
+                      (unsigned long long)m->token_refused[v]);
+    ut_buf_printf(out, "uitrail_ingest_tokens_refused_total{reason=\"origin\"} %llu\n",
+                  (unsigned long long)m->token_refused_origin);
+    counter_by(out, "uitrail_ingest_unbound_total",
+               "Events a token-bound connection sent for another tab, or after its token expired: rejected.",
+               "reason", "other_tab", m->bound_other_tab, "expired", m->bound_expired);
     counter_by(out, "uitrail_protocol_errors_total",
                "Malformed input or a limit breach that closed a connection, by listener kind.", "proto",
                "forward", m->protocol_errors_ingest, "http", m->protocol_errors_http);
@@ -99,6 +110,8 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
                "slow_reader", m->dropped_slow_reader, "timeout", m->dropped_timeout);
     counter(out, "uitrail_auth_failures_total", "Requests answered 401.", m->auth_failures);
     gauge(out, "uitrail_event_streams", "Open GET /v1/events streams.", g->event_streams);
+    gauge(out, "uitrail_output_queued_bytes", "Output queued for peers the kernel has not taken yet.",
+          g->output_queued);
     gauge(out, "uitrail_stable_waiters", "Pending GET /v1/tabs/{tab}/stable waits.", g->stable_waiters);
     counter(out, "uitrail_bytes_received_total", "Bytes read from every connection.", m->bytes_in);
     counter(out, "uitrail_bytes_sent_total", "Bytes written to every connection.", m->bytes_out);

@@ -10,6 +10,7 @@
 
 #include "uitrail/common.h"
 #include "uitrail/engine.h"
+#include "uitrail/token.h"
 #include "uitrail/wire.h"
 
 #define UT__LATENCY_BUCKETS 12
@@ -32,6 +33,15 @@ typedef struct ut__metrics {
     uint64_t acks;
     uint64_t ws_upgrades;          /* WebSocket ingest connections accepted */
     uint64_t ws_refused;           /* upgrades refused: origin, token, subprotocol, malformed */
+    /* Signed mode (--ingest-secret-file): upgrades refused for their token,
+     * by verdict (the UT_TOKEN_VALID slot counts a missing token), or for
+     * an Origin other than the one the token names. */
+    uint64_t token_refused[UT_TOKEN__COUNT];
+    uint64_t token_refused_origin;
+    /* Events a token-bound connection sent for another tab, or after its
+     * token expired: rejected. */
+    uint64_t bound_other_tab;
+    uint64_t bound_expired;
     uint64_t trace_requests;
     uint64_t trace_latency_buckets[UT__LATENCY_BUCKETS]; /* cumulative at render time */
     uint64_t trace_latency_count;
@@ -46,6 +56,7 @@ typedef struct ut__metrics {
 /* What is open at the time of a scrape. */
 typedef struct ut__gauges {
     uint64_t connections;
+    uint64_t output_queued;   /* bytes queued for peers, every connection */
     uint64_t event_streams;
     uint64_t stable_waiters;
     uint64_t record_files_open;

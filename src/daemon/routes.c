@@ -31,6 +31,8 @@ typedef enum route_access {
     ACCESS_READER_OR_DEMO, /* ... or, with --demo, the demo's read-only token (?token=) over TCP */
     ACCESS_BROWSER_INGEST, /* an allowed uid over Unix; over TCP the WebSocket handshake's own
                               checks (Origin or bearer token, and the ingest token) */
+    ACCESS_INGEST_WRITER,  /* a reader, or in signed mode a signed per-tab token as the bearer
+                              credential over TCP (ingest_http.c binds the body to its tab) */
     ACCESS__COUNT,
 } route_access;
 
@@ -41,6 +43,7 @@ struct ut__route {
     const char *action;  /* MATCH_TAB: what follows the tab id */
     bool upgrade;        /* only a request with Upgrade (and only then) */
     bool demo;           /* only with --demo */
+    bool stream;         /* a GET that never ends (an event stream): no HEAD */
     route_access access;
     /* The headers are in and access is granted: what the body may be.
      * NULL: any. */
@@ -63,10 +66,10 @@ static const route routes[] = {
     {.method = HTTP_GET, .path = "/healthz", .access = ACCESS_ANYONE, .serve = serve_healthz},
     {.method = HTTP_GET, .path = "/metrics", .access = ACCESS_READER, .serve = serve_metrics},
     {.method = HTTP_GET, .path = "/v1/tabs", .access = ACCESS_READER_OR_DEMO, .serve = serve_tabs},
-    {.method = HTTP_GET, .path = "/v1/events", .access = ACCESS_READER_OR_DEMO, .serve = serve_events},
+    {.method = HTTP_GET, .path = "/v1/events", .stream = true, .access = ACCESS_READER_OR_DEMO, .serve = serve_events},
     {.method = HTTP_GET, .path = "/v1/ingest", .upgrade = true, .access = ACCESS_BROWSER_INGEST,
      .serve = ut__ws_upgrade},
-    {.method = HTTP_POST, .path = "/v1/ingest", .access = ACCESS_READER,
+    {.method = HTTP_POST, .path = "/v1/ingest", .access = ACCESS_INGEST_WRITER,
      .headers = ut__ingest_http_headers, .body = ut__ingest_http_body, .serve = ut__ingest_http_serve},
     {.method = HTTP_GET, .path = "/demo/config.json", .demo = true, .access = ACCESS_OWN_HOST,
      .serve = ut__static_demo_config},
@@ -210,6 +213,13 @@ static bool path_matches(const route *r, ut_str path, ut_str *tab)
     return false;
 }
 
+/* Whether `r` is a HEAD that `row`, a GET, serves: its answer without the
+ * body (http.c leaves it out). */
+static bool head_of_get(const ut__http_req *r, const route *row)
+{
+    return r->method == HTTP_HEAD && row->method == HTTP_GET && !row->stream && !row->upgrade;
+}
+
 /* The row that serves the request, or NULL; sets the request's error for
  * a malformed target, a bad tab id, a refused upgrade or method. */
 static const route *route_match_request(ut__conn *c)
@@ -242,10 +252,12 @@ static const route *route_match_request(ut__conn *c)
     }
     if (r->upgrade && !found->upgrade)
         ut__http_set_error(c, 400, "only GET /v1/ingest can be upgraded, to a WebSocket");
-    if (r->method != found->method && !r->status) {
+    if (r->method != found->method && !head_of_get(r, found) && !r->status) {
         ut__http_set_error(c, 405, "%s is not allowed here: use %s", http_method_str(r->method),
                            http_method_str(found->method));
-        r->error_headers = found->method == HTTP_POST ? "Allow: POST\r\n" : "Allow: GET\r\n";
+        r->error_headers = found->method == HTTP_POST   ? "Allow: POST\r\n"
+                           : found->stream || found->upgrade ? "Allow: GET\r\n"
+                                                        : "Allow: GET, HEAD\r\n";
     }
     return found;
 }
@@ -320,12 +332,40 @@ static bool access_reader_or_demo(ut__conn *c)
     return access_peer_uid(c) && access_bearer(c, true);
 }
 
+/* POST /v1/ingest: a reader may write any tab; in signed mode a signed
+ * per-tab token may write its tab (ingest_http.c holds the body to it). */
+static bool access_ingest_writer(ut__conn *c)
+{
+    ut__daemon *d = c->d;
+    ut_str auth = ut__http_header(c, UT__HDR_AUTHORIZATION);
+    if (c->transport == UT__TRANSPORT_UNIX || !ut__auth_signed_mode(&d->auth) ||
+        ut__auth_bearer_ok(&d->auth, auth))
+        return access_reader(c);
+    ut_token_claims claims;
+    const char *why = NULL;
+    ut_token_verdict v = ut__auth_bearer_ingest_token(&d->auth, auth, ut__wall_us() / 1000000, &claims, &why);
+    ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
+    if (v == UT_TOKEN_VALID && claims.origin_len && origin.len &&
+        !ut_str_eq(origin, ut_str_from(claims.origin, claims.origin_len))) {
+        d->m.token_refused_origin++;
+        ut__http_replace_error(c, 403, "the ingest token is for pages of %s", claims.origin);
+        return false;
+    }
+    if (v == UT_TOKEN_VALID)
+        return true;
+    d->m.token_refused[auth.len ? v : UT_TOKEN_VALID]++;
+    d->m.auth_failures++;
+    ut__http_replace_error(c, 401, "refused the ingest token (%s): %s", ut_token_verdict_name(v), why);
+    return false;
+}
+
 static const access_check access_checks[ACCESS__COUNT] = {
     [ACCESS_ANYONE] = access_anyone,
     [ACCESS_OWN_HOST] = access_own_host,
     [ACCESS_READER] = access_reader,
     [ACCESS_READER_OR_DEMO] = access_reader_or_demo,
     [ACCESS_BROWSER_INGEST] = access_peer_uid,
+    [ACCESS_INGEST_WRITER] = access_ingest_writer,
 };
 
 /* ---- the app ---- */
@@ -380,6 +420,7 @@ static void serve_metrics(ut__conn *c)
     ut_engine_stats_get(d->engine, &es);
     ut__gauges g = {
         .connections = ut__conn_count(d),
+        .output_queued = ut__conns_queued_bytes(d),
         .event_streams = ut__sse_count(d),
         .stable_waiters = ut__waiters_count(d),
         .record_files_open = ut__recorder_open_files(d),

@@ -5,12 +5,19 @@
 #include "daemon.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct sse_stream {
     ut_list link; /* the hub's subscribers */
     ut__conn *conn;
     char *tab;    /* the filter; NULL: every tab */
+    /* Lagging: past UT_SSE_QUEUE_MAX_BYTES of queued output, until the
+     * queue empties. */
+    bool lagging;
+    bool resync;        /* it missed more tabs than it remembers */
+    uint64_t dropped;   /* messages not sent while lagging */
+    ut__tabset missed;  /* tabs whose `trace` it missed */
 } sse_stream;
 
 static const ut__conn_ops sse_ops;
@@ -35,9 +42,33 @@ static bool any_stream_wants(const ut__sse *hub, ut_str tab)
     return false;
 }
 
-/* Sends one message, `event: NAME` and `payload` (one JSON line), to
- * every stream that follows `tab`. */
-static void send_message(ut__sse *hub, ut_str tab, const char *name, ut_str payload)
+static void on_lag_timeout(uv_timer_t *t);
+
+/* Sends `msg` (a whole message) to `s`, or, when it lags, counts it and
+ * remembers the tab of a missed `trace`. */
+static void stream_send(sse_stream *s, ut_str tab, bool is_trace, const ut_buf *msg)
+{
+    ut__conn *c = s->conn;
+    if (!s->lagging && uv_stream_get_write_queue_size(&c->h.stream) > UT_SSE_QUEUE_MAX_BYTES) {
+        s->lagging = true;
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_lag_timeout);
+    }
+    if (!s->lagging) {
+        ut__conn_write(c, msg->data, msg->len);
+        return;
+    }
+    s->dropped++;
+    if (!is_trace || s->resync)
+        return;
+    if (s->missed.n >= UT_SSE_LAG_TABS_MAX || ut__tabset_add(&s->missed, tab) == UT_ENOMEM) {
+        s->resync = true;
+        ut__tabset_free(&s->missed);
+    }
+}
+
+/* Builds the message `event: NAME` with `payload` (one JSON line) in
+ * hub->msg; false (logged) when memory runs out. */
+static bool build_message(ut__sse *hub, const char *name, ut_str payload)
 {
     ut_buf *msg = &hub->msg;
     ut_buf_reset(msg);
@@ -46,13 +77,23 @@ static void send_message(ut__sse *hub, ut_str tab, const char *name, ut_str payl
     ut_buf_append_cstr(msg, "\n\n");
     if (msg->oom) {
         ut__log(UT__LOG_ERROR, "out of memory building an event-stream message: it is lost");
-        return;
+        return false;
     }
+    return true;
+}
+
+/* Sends one message, `event: NAME` and `payload`, to every stream that
+ * follows `tab`. */
+static void send_message(ut__sse *hub, ut_str tab, const char *name, ut_str payload)
+{
+    if (!build_message(hub, name, payload))
+        return;
+    bool is_trace = strcmp(name, "trace") == 0;
     ut_list *l, *next;
-    ut_list_foreach_safe(l, next, &hub->streams) { /* a write may drop a slow reader */
+    ut_list_foreach_safe(l, next, &hub->streams) { /* a write may drop a reader */
         sse_stream *s = stream_of(l);
         if (stream_wants(s, tab))
-            ut__conn_write(s->conn, msg->data, msg->len);
+            stream_send(s, tab, is_trace, &hub->msg);
     }
 }
 
@@ -88,47 +129,45 @@ void ut__sse_trace_changed(ut__daemon *d, ut_str tab)
     ut__sse *hub = &d->sse;
     if (!any_stream_wants(hub, tab))
         return;
-    /* Coalesce: a burst of events on one tab sends one trace. */
-    const char *p = hub->dirty_tabs.data, *end = p + hub->dirty_tabs.len;
-    while (p && p < end) {
-        ut_str seen = ut_str_cstr(p);
-        if (ut_str_eq(seen, tab))
-            return;
-        p += seen.len + 1;
+    /* Coalesce: a burst of events on one tab sends one trace; the set
+     * makes N tabs cost O(N), not a scan of the list per tab. */
+    if (ut__tabset_add(&hub->dirty, tab) == UT_OK)
+        ut__defer(&d->defer, &hub->flush);
+}
+
+/* The `trace` message of `tab` in hub->payload; false when the tab is
+ * gone or memory ran out (logged). */
+static bool build_trace(ut__sse *hub, ut_str tab)
+{
+    ut_trace_opts opts = UT_TRACE_OPTS_DEFAULT;
+    ut_buf_reset(&hub->trace);
+    if (ut_engine_trace(hub->d->engine, tab, &opts, &hub->trace) != UT_OK)
+        return false; /* the tab is gone */
+    ut_buf *payload = &hub->payload;
+    ut_buf_reset(payload);
+    ut_buf_append_cstr(payload, "{\"tab\":");
+    ut_buf_append_json_str(payload, tab);
+    ut_buf_append_cstr(payload, ",\"text\":");
+    ut_buf_append_json_str(payload, ut_buf_str(&hub->trace));
+    ut_buf_append_cstr(payload, "}");
+    if (payload->oom || hub->trace.oom) {
+        ut__log(UT__LOG_ERROR, "out of memory building a trace event: it is lost");
+        return false;
     }
-    static const char nul = '\0';
-    if (memchr(tab.ptr, '\0', tab.len) || ut_buf_append_str(&hub->dirty_tabs, tab) != UT_OK ||
-        ut_buf_append(&hub->dirty_tabs, &nul, 1) != UT_OK)
-        return;
-    ut__defer(&d->defer, &hub->flush);
+    return true;
 }
 
 /* The deferred pass: one `trace` message per tab whose trace changed. */
 static void send_dirty_traces(ut__daemon *d)
 {
     ut__sse *hub = &d->sse;
-    const char *p = hub->dirty_tabs.data, *end = p + hub->dirty_tabs.len;
-    while (p < end) {
-        ut_str tab = ut_str_cstr(p);
-        p += tab.len + 1;
-        ut_trace_opts opts = UT_TRACE_OPTS_DEFAULT;
-        ut_buf_reset(&hub->trace);
-        if (ut_engine_trace(d->engine, tab, &opts, &hub->trace) != UT_OK)
-            continue; /* the tab is gone */
-        ut_buf *payload = &hub->payload;
-        ut_buf_reset(payload);
-        ut_buf_append_cstr(payload, "{\"tab\":");
-        ut_buf_append_json_str(payload, tab);
-        ut_buf_append_cstr(payload, ",\"text\":");
-        ut_buf_append_json_str(payload, ut_buf_str(&hub->trace));
-        ut_buf_append_cstr(payload, "}");
-        if (payload->oom || hub->trace.oom) {
-            ut__log(UT__LOG_ERROR, "out of memory building a trace event: it is lost");
-            continue;
-        }
-        send_message(hub, tab, "trace", ut_buf_str(payload));
+    size_t at = 0;
+    ut_str tab;
+    while (ut__tabset_next(&hub->dirty, &at, &tab)) {
+        if (build_trace(hub, tab))
+            send_message(hub, tab, "trace", ut_buf_str(&hub->payload));
     }
-    ut_buf_reset(&hub->dirty_tabs);
+    ut__tabset_reset(&hub->dirty);
 }
 
 static void on_flush(ut__task *t)
@@ -142,7 +181,8 @@ void ut__sse_init(ut__daemon *d)
     hub->d = d;
     ut_list_init(&hub->streams);
     hub->n = 0;
-    hub->msg = hub->payload = hub->trace = hub->dirty_tabs = UT_BUF_INIT;
+    hub->msg = hub->payload = hub->trace = UT_BUF_INIT;
+    hub->dirty = (ut__tabset)UT__TABSET_INIT;
     ut__task_init(&hub->flush, on_flush);
 }
 
@@ -155,7 +195,7 @@ void ut__sse_free(ut__sse *hub)
     ut_buf_free(&hub->msg);
     ut_buf_free(&hub->payload);
     ut_buf_free(&hub->trace);
-    ut_buf_free(&hub->dirty_tabs);
+    ut__tabset_free(&hub->dirty);
 }
 
 size_t ut__sse_count(const ut__daemon *d)
@@ -164,6 +204,47 @@ size_t ut__sse_count(const ut__daemon *d)
 }
 
 /* ---- a stream ---- */
+
+/* A stream that lagged and did not catch up in time. */
+static void on_lag_timeout(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char name[96];
+    c->d->m.dropped_slow_reader++;
+    ut__log(UT__LOG_WARN, "%s: dropped: it does not read its output (still over %u bytes queued after %u ms)",
+            ut__conn_name(c, name, sizeof name), UT_SSE_QUEUE_MAX_BYTES, c->d->settings.idle_timeout_ms);
+    ut__conn_abort(c, NULL);
+}
+
+static void on_keepalive(uv_timer_t *t);
+
+/* The queue of a lagging stream is empty: it hears how much it missed,
+ * then gets the current trace of each tab whose `trace` it missed. */
+static void sse_resume(ut__conn *c)
+{
+    sse_stream *s = c->part;
+    ut__sse *hub = &c->d->sse;
+    if (!s->lagging || uv_stream_get_write_queue_size(&c->h.stream) > 0)
+        return;
+    ut__tabset missed = s->missed;
+    s->missed = (ut__tabset)UT__TABSET_INIT;
+    char payload[96];
+    snprintf(payload, sizeof payload, "{\"dropped\":%llu,\"resync\":%s}",
+             (unsigned long long)s->dropped, s->resync ? "true" : "false");
+    s->lagging = false;
+    s->resync = false;
+    s->dropped = 0;
+    ut__conn_timer(c, UT_SSE_KEEPALIVE_MS, on_keepalive);
+    if (build_message(hub, "lagged", ut_str_cstr(payload)))
+        ut__conn_write(c, hub->msg.data, hub->msg.len);
+    size_t at = 0;
+    ut_str tab;
+    while (c->state == UT__CONN_OPEN && ut__tabset_next(&missed, &at, &tab)) {
+        if (build_trace(hub, tab) && build_message(hub, "trace", ut_buf_str(&hub->payload)))
+            stream_send(s, tab, true, &hub->msg);
+    }
+    ut__tabset_free(&missed);
+}
 
 static void on_keepalive(uv_timer_t *t)
 {
@@ -232,10 +313,12 @@ static void sse_free(void *part)
 {
     sse_stream *s = part;
     stream_unlink(s);
+    ut__tabset_free(&s->missed);
     ut_free(s->tab);
     ut_free(s);
 }
 
 static const ut__conn_ops sse_ops = {
-    .name = "http", .read = sse_read, .fail = sse_fail, .closing = sse_closing, .free = sse_free,
+    .name = "http", .read = sse_read, .fail = sse_fail, .resume = sse_resume,
+    .resume_when_drained = true, .closing = sse_closing, .free = sse_free,
 };

@@ -6,12 +6,21 @@
  * A subscribed connection stops being HTTP: sse.c's ops take it over at
  * the end of the request, and its input is read and dropped.
  *
+ * A stream whose queued output passes UT_SSE_QUEUE_MAX_BYTES lags: its
+ * messages are not queued but counted, and the tabs whose `trace` it
+ * missed remembered; once its queue is empty it gets a `lagged` message
+ * ({"dropped": N, "resync": bool}) and the current trace of each of those
+ * tabs. A stream that does not catch up within the idle timeout is
+ * dropped as a slow reader. So a burst passes a reader that reads, and
+ * one that never reads costs at most about UT_SSE_QUEUE_MAX_BYTES.
+ *
  * Above http.c (a stream starts as a request); notify.c calls it. */
 #ifndef UT_DAEMON_SSE_H
 #define UT_DAEMON_SSE_H
 
 #include "defer.h"
 #include "http.h"
+#include "tabset.h"
 #include "uitrail/engine.h"
 
 typedef struct ut__sse {
@@ -21,7 +30,7 @@ typedef struct ut__sse {
     ut_buf msg;       /* a message being assembled */
     ut_buf payload;   /* its JSON */
     ut_buf trace;     /* a trace being rendered for a `trace` message */
-    ut_buf dirty_tabs; /* tabs whose trace changed this turn: NUL-separated */
+    ut__tabset dirty; /* tabs whose trace changed this turn */
     ut__task flush;   /* sends their `trace` messages on the next turn */
 } ut__sse;
 

@@ -33,6 +33,10 @@ typedef struct ws_conn {
     bool in_data_frame;       /* the frame being received is a data frame */
     bool in_close_frame;      /* ... or the peer's close frame */
     bool frame_fin;           /* ... and the last of its message */
+    /* A data message has begun and not ended: its whole must arrive
+     * within the idle timeout (started_message: one began in this read). */
+    bool in_message;
+    bool started_message;
     /* The peer's close frame, whose reason we check ourselves: libwslay
      * checks the UTF-8 of each read's piece of it apart, skipping two bytes
      * of each as the status code, and would echo an invalid reason. */
@@ -43,6 +47,8 @@ typedef struct ws_conn {
     bool ping_outstanding;    /* a keep-alive ping has had no answer yet */
     ut__ingest_counts counts;
     ut_buf ack;               /* one ack being assembled (kept between acks) */
+    bool bound;               /* opened with a signed per-tab token: */
+    ut__ingest_binding bind;  /* what it may write */
 } ws_conn;
 
 static const ut__conn_ops ws_ops;
@@ -142,6 +148,8 @@ static void on_frame_start(wslay_event_context_ptr ctx,
     if (arg->opcode != WSLAY_CONTINUATION_FRAME) {
         ws->message_opcode = arg->opcode;
         ws->message_bytes = 0;
+        ws->in_message = true;
+        ws->started_message = true;
     }
     if (ws->message_opcode != WSLAY_BINARY_FRAME) {
         ws_protocol_error(ws, WSLAY_CODE_UNSUPPORTED_DATA,
@@ -219,6 +227,7 @@ static void on_frame_end(wslay_event_context_ptr ctx, void *ud)
     }
     if (!ws->in_data_frame || ws->failed || !ws->frame_fin)
         return;
+    ws->in_message = false;
     /* Each message holds whole Forward messages (protocol §1): one cut in
      * the middle is a sender bug, not a reason to hold bytes for the next. */
     size_t pending = ut_fwd_decoder_pending(ws->decoder);
@@ -267,6 +276,31 @@ static void on_idle(uv_timer_t *t)
     ws_flush(c, ws);
 }
 
+/* A data message did not complete within the idle timeout of its start. */
+static void on_stalled(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    char what[96];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "a message did not complete within %u ms (--idle-timeout-ms)",
+             c->d->settings.idle_timeout_ms);
+    ut__conn_abort(c, what);
+}
+
+/* Arms the timer after a read. Between messages: the idle timeout, after
+ * which a ping goes. Inside one: a deadline for the whole message, armed
+ * when it starts and not by each byte, so that a peer trickling a byte a
+ * second cannot hold the connection (and its buffers) for ever, as on
+ * an ingest connection (ingest.c's stalled frames). */
+static void arm_timer(ut__conn *c, ws_conn *ws)
+{
+    if (!ws->in_message)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
+    else if (ws->started_message)
+        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_stalled);
+    ws->started_message = false;
+}
+
 /* ---- the protocol ---- */
 
 static void ws_read(ut__conn *c, const char *data, size_t len)
@@ -275,10 +309,10 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
     if (len == 0)
         return;
     ws->ping_outstanding = false;
-    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
 
     ut__ingest_batch batch;
     ut__ingest_begin(&batch, c->d, c, &ws->counts);
+    batch.bind = ws->bound ? &ws->bind : NULL;
     assert(ws->in_len == 0 && !ws->batch);
     ws->batch = &batch;
     ws->in = data;
@@ -289,10 +323,17 @@ static void ws_read(ut__conn *c, const char *data, size_t len)
     ut__ingest_end(&batch);
     if (c->state != UT__CONN_OPEN)
         return;
+    arm_timer(c, ws);
     if (rv == WSLAY_ERR_NOMEM) {
         ut__log(UT__LOG_ERROR, "out of memory reading a WebSocket: closing the connection");
         ut__conn_abort(c, NULL);
         return;
+    }
+    if (ws->bound && ws->bind.expired && !ws->failed) {
+        /* Not a protocol error: the sender reconnects with a new token and
+         * resends what was not acked. */
+        queue_close(ws, WSLAY_CODE_POLICY_VIOLATION,
+                    "the ingest token expired: reconnect with a new one");
     }
     if (!ws->failed && !wslay_event_get_read_enabled(ws->ctx) &&
         !wslay_event_get_close_received(ws->ctx)) {
@@ -348,12 +389,16 @@ static const ut__conn_ops ws_ops = {
     .name = "websocket", .read = ws_read, .fail = ws_fail, .send_ack = ws_send_ack, .free = ws_free,
 };
 
-ut_status ut__ws_open(ut__conn *c)
+ut_status ut__ws_open(ut__conn *c, const ut__ingest_binding *bind)
 {
     ws_conn *ws = ut_calloc(1, sizeof *ws);
     if (!ws)
         return UT_ENOMEM;
     ws->conn = c;
+    if (bind) {
+        ws->bound = true;
+        ws->bind = *bind;
+    }
     ws->ack = UT_BUF_INIT;
     static const struct wslay_event_callbacks callbacks = {
         .recv_callback = recv_cb,

@@ -16,13 +16,16 @@
 #define UT_DAEMON_WS_H
 
 #include "http.h"
+#include "ingest.h"
 
 /* Answers GET /v1/ingest with Upgrade: websocket: checks the handshake,
  * then answers 101 and makes `c` a WebSocket ingest connection at the end
  * of the request, or answers an error and closes. */
 void ut__ws_upgrade(ut__conn *c);
 /* Makes the WebSocket part of `c` (ws_handshake.c, before its 101) and
- * hands the connection over to it. UT_ENOMEM when memory runs out. */
-ut_status ut__ws_open(ut__conn *c);
+ * hands the connection over to it; with `bind` (a signed per-tab token),
+ * the connection may write only what it allows. UT_ENOMEM when memory
+ * runs out. */
+ut_status ut__ws_open(ut__conn *c, const ut__ingest_binding *bind);
 
 #endif

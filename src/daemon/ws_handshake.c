@@ -94,16 +94,21 @@ static void refuse(ut__conn *c, int status, const char *extra_headers, const cha
     ut__http_error_with(c, status, extra_headers, reason, true);
 }
 
-/* Who may open the socket: a browser by its Origin, anything else by the
- * bearer token over TCP. False after answering a refusal. */
-static bool check_origin(ut__conn *c)
+/* Who may open the socket, before any token: a browser by its Origin,
+ * anything else over a Unix socket or with the bearer token over TCP
+ * (`*trusted`: such a peer may write any tab). In signed mode a client
+ * without an Origin may also come with a signed per-tab token alone,
+ * checked by check_subprotocols. False after answering a refusal. */
+static bool check_origin(ut__conn *c, bool *trusted)
 {
     ut__daemon *d = c->d;
     ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
+    *trusted = false;
     if (origin.len > 0) {
         /* Browsers always send Origin on a WebSocket: it is what keeps a
          * page of another site from feeding events through a user's
-         * browser. */
+         * browser. Anything else can forge it: in signed mode the token,
+         * not the Origin, says what may be written. */
         if (ut__auth_origin_allowed(&d->auth, origin))
             return true;
         refuse(c, 403, NULL, "origin %.*s may not send events: start uitraild with --allow-origin %.*s",
@@ -111,8 +116,12 @@ static bool check_origin(ut__conn *c)
         return false;
     }
     if (c->transport == UT__TRANSPORT_UNIX ||
-        ut__auth_bearer_ok(&d->auth, ut__http_header(c, UT__HDR_AUTHORIZATION)))
+        ut__auth_bearer_ok(&d->auth, ut__http_header(c, UT__HDR_AUTHORIZATION))) {
+        *trusted = true;
         return true;
+    }
+    if (ut__auth_signed_mode(&d->auth))
+        return true; /* the signed token decides */
     /* Not a browser: it authenticates like any other TCP client. */
     refuse(c, 401, NULL,
            "a WebSocket without an Origin header needs 'Authorization: Bearer TOKEN'; the token is in %s",
@@ -120,15 +129,51 @@ static bool check_origin(ut__conn *c)
     return false;
 }
 
+/* Signed mode: checks the per-tab token offered and fills `bind` with what
+ * it grants. False after answering a refusal. */
+static bool check_signed_token(ut__conn *c, bool offered, ut_str token, ut__ingest_binding *bind)
+{
+    ut__daemon *d = c->d;
+    if (!offered) {
+        d->m.token_refused[UT_TOKEN_VALID]++;
+        refuse(c, 401, NULL,
+               "this daemon takes signed per-tab tokens: offer the subprotocol uitrail.token.TOKEN "
+               "with a token your app minted for this tab (the sender's `token` option)");
+        return false;
+    }
+    ut_token_claims claims;
+    const char *why = NULL;
+    ut_token_verdict v =
+        ut__auth_ingest_token_verify(&d->auth, token, ut__wall_us() / 1000000, &claims, &why);
+    if (v != UT_TOKEN_VALID) {
+        d->m.token_refused[v]++;
+        refuse(c, 401, NULL, "refused the ingest token (%s): %s", ut_token_verdict_name(v), why);
+        return false;
+    }
+    ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
+    if (claims.origin_len > 0 && !ut_str_eq(origin, ut_str_from(claims.origin, claims.origin_len))) {
+        d->m.token_refused_origin++;
+        refuse(c, 403, NULL, "the ingest token is for pages of %s, not of '%.*s'", claims.origin,
+               QUOTE(origin));
+        return false;
+    }
+    *bind = (ut__ingest_binding){.tab_len = claims.tab_len, .exp_s = claims.exp_s};
+    memcpy(bind->tab, claims.tab, claims.tab_len + 1);
+    return true;
+}
+
 /* The subprotocols offered: uitrail.v1, and the ingest token when the
- * daemon requires one. False after answering a refusal. */
-static bool check_subprotocols(ut__conn *c)
+ * daemon requires one (the shared one, or in signed mode a per-tab one
+ * from every peer not `trusted`). `*bound` says whether `bind` holds what
+ * a signed token grants. False after answering a refusal. */
+static bool check_subprotocols(ut__conn *c, bool trusted, ut__ingest_binding *bind, bool *bound)
 {
     ut__auth *a = &c->d->auth;
     ut_str list = ut__http_header(c, UT__HDR_WS_PROTOCOL), item;
     bool has_v1 = false, token_offered = false;
     ut_str token = UT_STR_NULL;
     size_t prefix_len = sizeof WS_TOKEN_SUBPROTOCOL_PREFIX - 1;
+    *bound = false;
     while (ut__http_list_next(&list, ',', true, &item)) {
         if (ut_str_eq_cstr(item, WS_SUBPROTOCOL)) {
             has_v1 = true;
@@ -136,6 +181,11 @@ static bool check_subprotocols(ut__conn *c)
             token_offered = true;
             token = (ut_str){item.ptr + prefix_len, item.len - prefix_len};
         }
+    }
+    if (ut__auth_signed_mode(a) && !trusted) {
+        if (!check_signed_token(c, token_offered, token, bind))
+            return false;
+        *bound = true;
     }
     if (ut__auth_ingest_token_required(a) && !token_offered) {
         refuse(c, 401, NULL,
@@ -181,10 +231,13 @@ static bool check_headers(ut__conn *c)
 void ut__ws_upgrade(ut__conn *c)
 {
     ut__daemon *d = c->d;
-    if (!check_headers(c) || !check_origin(c) || !check_subprotocols(c))
+    bool trusted, bound;
+    ut__ingest_binding bind;
+    if (!check_headers(c) || !check_origin(c, &trusted) || !check_subprotocols(c, trusted, &bind, &bound))
         return;
     char accept[WS_ACCEPT_B64_BYTES + 1];
-    if (!accept_value(ut__http_header(c, UT__HDR_WS_KEY), accept) || ut__ws_open(c) != UT_OK) {
+    if (!accept_value(ut__http_header(c, UT__HDR_WS_KEY), accept) ||
+        ut__ws_open(c, bound ? &bind : NULL) != UT_OK) {
         ut__http_error(c, 500, "out of memory starting the WebSocket", true);
         return;
     }

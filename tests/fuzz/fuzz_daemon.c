@@ -2,12 +2,15 @@
 #include "fuzz_daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
@@ -30,7 +33,9 @@ static ut__daemon daemon_state;
 static uv_loop_t daemon_loop;
 static bool daemon_up;
 static char runtime_dir[] = "/tmp/uitrail-fuzz-XXXXXX";
+static char token_path[sizeof runtime_dir + 16];
 static char read_buf[64 << 10];
+static int tcp_listener = -1; /* loopback: where a TCP session's pair is made */
 
 /* At exit: the daemon stops as uitraild does on SIGTERM, and its loop must
  * close with no handle left. */
@@ -41,6 +46,9 @@ static void daemon_stop(void)
     uv_run(&daemon_loop, UV_RUN_DEFAULT);
     FUZZ_CHECK(ut__conn_count(d) == 0, "every connection is freed at shutdown");
     FUZZ_CHECK(ut__daemon_close(d) == UT_OK, "the daemon's loop closes cleanly");
+    if (tcp_listener >= 0)
+        close(tcp_listener);
+    unlink(token_path);
     rmdir(runtime_dir);
 }
 
@@ -52,9 +60,14 @@ ut__daemon *fuzz_daemon(void)
     /* A write to a client that closed must fail with EPIPE, as in uitraild. */
     signal(SIGPIPE, SIG_IGN);
     FUZZ_CHECK(mkdtemp(runtime_dir) != NULL, "a private runtime directory");
+    snprintf(token_path, sizeof token_path, "%s/fuzz-token", runtime_dir);
+    FILE *tf = fopen(token_path, "w");
+    FUZZ_CHECK(tf && fputs(FUZZ_TOKEN "\n", tf) >= 0 && fclose(tf) == 0, "the token file");
     char *argv[] = {"uitraild-fuzz",  "--runtime-dir", runtime_dir,     "--http",
                     "off",            "--log-level",   "error",         "--max-tabs",
-                    FUZZ_MAX_TABS,    "--allow-origin", FUZZ_ALLOWED_ORIGIN, NULL};
+                    FUZZ_MAX_TABS,    "--allow-origin", FUZZ_ALLOWED_ORIGIN, "--token-file",
+                    token_path,       "--demo",        "--demo-root",   FUZZ_SOURCE_ROOT,
+                    NULL};
     int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
     ut__cli_action action;
     char err[1024];
@@ -66,6 +79,8 @@ ut__daemon *fuzz_daemon(void)
         abort();
     }
     ut__log_set_level(d->settings.log_level);
+    /* As if listening there: the Host and Origin checks of TCP sessions. */
+    ut__auth_add_own_address(&d->auth, FUZZ_OWN_ADDRESS);
     atexit(daemon_stop);
     daemon_up = true;
     return d;
@@ -81,19 +96,47 @@ bool fuzz_session_conn_alive(const fuzz_session *s)
     return session_conn(s) != NULL;
 }
 
-void fuzz_session_open(fuzz_session *s)
+/* A connected TCP pair over loopback: the client's end and the
+ * daemon's. */
+static void tcp_pair(int fds[2])
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sin;
+    if (tcp_listener < 0) {
+        tcp_listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        FUZZ_CHECK(tcp_listener >= 0 && bind(tcp_listener, (struct sockaddr *)&sin, sizeof sin) == 0 &&
+                       listen(tcp_listener, 16) == 0,
+                   "a loopback listener");
+    }
+    FUZZ_CHECK(getsockname(tcp_listener, (struct sockaddr *)&sin, &len) == 0, "its address");
+    fds[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_CHECK(fds[1] >= 0 && connect(fds[1], (struct sockaddr *)&sin, sizeof sin) == 0,
+               "a loopback connection");
+    fds[0] = accept4(tcp_listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    FUZZ_CHECK(fds[0] >= 0, "accepted");
+    int flags = 1;
+    setsockopt(fds[1], IPPROTO_TCP, 1 /* TCP_NODELAY */, &flags, sizeof flags);
+    FUZZ_CHECK(fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0, "a non-blocking client");
+}
+
+void fuzz_session_open_over(fuzz_session *s, bool tcp)
 {
     s->d = fuzz_daemon();
     ut_buf_reset(&s->out);
+    ut_buf_reset(&s->sent);
     s->peer_eof = false;
     s->peer_reset = false;
     s->write_closed = false;
     s->conns_before = ut__conn_count(s->d);
     int fds[2];
-    FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
-               "a socketpair");
-    FUZZ_CHECK(ut__conn_adopt(s->d, &ut__http_ops, fds[0], &s->conn_id) == UT_OK,
-               "the daemon adopts its end of the socketpair");
+    if (tcp)
+        tcp_pair(fds);
+    else
+        FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
+                   "a socketpair");
+    FUZZ_CHECK(ut__conn_adopt(s->d, &ut__http_ops, tcp ? UT__TRANSPORT_TCP : UT__TRANSPORT_UNIX,
+                              fds[0], &s->conn_id) == UT_OK,
+               "the daemon adopts its end of the pair");
     s->client = fds[1];
 }
 
@@ -150,6 +193,7 @@ void fuzz_session_send(fuzz_session *s, const void *data, size_t len)
     while (len > 0 && !s->write_closed) {
         ssize_t n = send(s->client, p, len, MSG_NOSIGNAL);
         if (n > 0) {
+            FUZZ_CHECK(ut_buf_append(&s->sent, p, (size_t)n) == UT_OK, "input kept");
             p += n;
             len -= (size_t)n;
             stalled = 0;
@@ -170,11 +214,35 @@ void fuzz_session_send(fuzz_session *s, const void *data, size_t len)
 
 /* ---- the output oracle ---- */
 
+#define METHODS_MAX 256
+
 typedef struct response_check {
     bool header_is_content_type;
     bool event_stream;
     size_t responses;
+    /* The methods of the requests sent, in order, as far as they parse:
+     * the answer to a HEAD has no body. */
+    unsigned char methods[METHODS_MAX];
+    size_t n_methods;
 } response_check;
+
+static int on_request_headers(http_parser *p)
+{
+    response_check *rc = p->data;
+    if (rc->n_methods < METHODS_MAX)
+        rc->methods[rc->n_methods++] = (unsigned char)p->method;
+    return 0;
+}
+
+/* Fills rc->methods from what the client sent. */
+static void parse_requests(const fuzz_session *s, response_check *rc)
+{
+    static const http_parser_settings settings = {.on_headers_complete = on_request_headers};
+    http_parser p;
+    http_parser_init(&p, HTTP_REQUEST);
+    p.data = rc;
+    http_parser_execute(&p, &settings, s->sent.data ? s->sent.data : "", s->sent.len);
+}
 
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
@@ -195,13 +263,16 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 static int on_response_headers(http_parser *p)
 {
     response_check *rc = p->data;
+    if (p->status_code == 100)
+        return 0; /* an interim answer (Expect: 100-continue): the request's comes next */
+    bool head = rc->responses < rc->n_methods && rc->methods[rc->responses] == HTTP_HEAD;
     rc->responses++;
     /* Without a failing allocator, nothing the client sends is the
      * daemon's fault. */
     FUZZ_CHECK(p->status_code != 500, "no 500 answer without an allocation failure");
     FUZZ_CHECK(p->status_code == 101 || rc->event_stream || p->content_length != ULLONG_MAX,
                "every response but a 101 and an event stream has a Content-Length");
-    return 0;
+    return head ? 1 : 0; /* 1: no body follows */
 }
 
 static int on_response_begin(http_parser *p)
@@ -298,6 +369,7 @@ static void check_output(const fuzz_session *s)
         .on_headers_complete = on_response_headers,
     };
     response_check rc = {0};
+    parse_requests(s, &rc);
     http_parser p;
     http_parser_init(&p, HTTP_RESPONSE);
     p.data = &rc;
@@ -319,6 +391,9 @@ static void check_output(const fuzz_session *s)
      * response (or of an event stream, which ends with the connection). */
     if (s->peer_eof && !s->peer_reset) {
         http_parser_execute(&p, &settings, NULL, 0);
+        if (HTTP_PARSER_ERRNO(&p) != HPE_OK)
+            fprintf(stderr, "fuzz check: the daemon wrote (%zu bytes):\n%.*s\n", s->out.len,
+                    (int)(s->out.len > 4096 ? 4096 : s->out.len), out);
         FUZZ_CHECK(HTTP_PARSER_ERRNO(&p) == HPE_OK, "the daemon closes between responses");
     }
 }
@@ -349,4 +424,9 @@ void fuzz_session_close(fuzz_session *s)
         fprintf(stderr, "---- the daemon wrote %zu bytes%s:\n%.*s\n", s->out.len,
                 s->peer_eof ? " and closed" : "", (int)s->out.len, s->out.data ? s->out.data : "");
     check_output(s);
+}
+
+void fuzz_session_open(fuzz_session *s)
+{
+    fuzz_session_open_over(s, false);
 }

@@ -8,6 +8,7 @@ next to these seeds, named regress-*, and are never overwritten here.
 
 fuzz_http input: one control byte (where the request bytes are cut in two
 writes), then the bytes a client sends on http.sock.
+fuzz_http_tcp input: as fuzz_http's, sent over TCP (fixtures/fuzz/fuzz_http_tcp/).
 fuzz_ws input: one control byte (bit 0: send an allowed Origin; bit 1: the
 handshake and the first piece of frames in one write; bits 2-7: the cut),
 then the WebSocket frame bytes sent after the upgrade request.
@@ -68,8 +69,10 @@ STREAM = (message("nav", NAV) + message("click", CLICK, T + 1) + message("dialog
           + message("mutation", MUTATION, T + 2, {"chunk": "c1"}))
 
 
-def request(method, target, headers=(), body=b"", version="HTTP/1.1"):
-    head = "%s %s %s\r\nHost: localhost\r\n" % (method, target, version)
+def request(method, target, headers=(), body=b"", version="HTTP/1.1", host="localhost"):
+    head = "%s %s %s\r\n" % (method, target, version)
+    if host is not None:
+        head += "Host: %s\r\n" % host
     head += "".join("%s: %s\r\n" % h for h in headers)
     if body and not any(h[0].lower() in ("content-length", "transfer-encoding") for h in headers):
         head += "Content-Length: %d\r\n" % len(body)
@@ -149,9 +152,59 @@ def http_seeds():
         "malformed-garbage": b"\x00\x01\x02\r\n\r\n",
         "malformed-header": b"GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n",
         "truncated": request("GET", "/v1/tabs/t1/trace")[:20],
+        "head": request("HEAD", "/healthz") + request("HEAD", "/v1/events") + request("GET", "/v1/tabs"),
+        "expect-continue": request("POST", "/v1/ingest", MSGPACK + (("Expect", "100-continue"),), STREAM),
+        "expect-too-large": request("POST", "/v1/ingest", MSGPACK + (
+            ("Expect", "100-continue"), ("Content-Length", "999999999")), b"\x90"),
     }
     # The control byte spreads the cut over the input.
     return {name: bytes([(i * 37) % 256]) + data for i, (name, data) in enumerate(sorted(s.items()))}
+
+
+OWN = "127.0.0.1:7317"  # FUZZ_OWN_ADDRESS
+BEARER = (("Authorization", "Bearer fuzz-token"),)  # FUZZ_TOKEN
+WS_HEADERS = (("Connection", "Upgrade"), ("Upgrade", "websocket"),
+              ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13"),
+              ("Sec-WebSocket-Protocol", "uitrail.v1"))
+
+
+def http_tcp_seeds():
+    """fuzz_http_tcp: what a client of --http sends: the demo files with and
+    without a Host of ours, the bearer token, WebSocket origins."""
+    s = {
+        "demo-config": request("GET", "/demo/config.json", host=OWN),
+        "demo-config-no-host": request("GET", "/demo/config.json", host=None),
+        "demo-config-http10": request("GET", "/demo/config.json", version="HTTP/1.0", host=None),
+        "demo-config-empty-host": request("GET", "/demo/config.json", host=""),
+        "demo-index-rebinding": request("GET", "/demo/", host="evil.example:7317"),
+        "demo-localhost": request("GET", "/demo/index.html", host="localhost:7317"),
+        "demo-head": request("HEAD", "/demo/", host=OWN) + request("GET", "/sender/uitrail.js", host=OWN),
+        "demo-escape": request("GET", "/demo/../../etc/passwd", host=OWN)
+        + request("GET", "/sender/%2e%2e/x", host=OWN),
+        "demo-token": request("GET", "/v1/tabs?token=0123", host=OWN)
+        + request("GET", "/v1/tabs/t1/trace?token=x&format=json", host=OWN),
+        "bearer-tabs": request("GET", "/v1/tabs", BEARER, host=OWN)
+        + request("GET", "/metrics", BEARER, host=OWN),
+        "bearer-wrong": request("GET", "/v1/tabs", (("Authorization", "Bearer nope"),), host=OWN)
+        + request("GET", "/v1/tabs", (("Authorization", "Basic Zm9v"),), host=OWN),
+        "no-token": request("GET", "/v1/tabs/t1/trace", host=None),
+        "bearer-ingest": request("POST", "/v1/ingest", MSGPACK + BEARER, STREAM, host=OWN)
+        + request("GET", "/v1/tabs/t1/trace", BEARER, host=OWN),
+        "bearer-events": request("GET", "/v1/events?tab=*", BEARER, host=OWN),
+        "expect-continue": request("POST", "/v1/ingest", JSON + BEARER + (("Expect", "100-continue"),),
+                                   json.dumps([["uitrail.nav", T, NAV]]).encode(), host=OWN),
+        "ws-own-origin": request("GET", "/v1/ingest", WS_HEADERS + (("Origin", "http://" + OWN),),
+                                 host=OWN) + ws_frame(0x2, message("nav", NAV)),
+        "ws-allowed-origin": request("GET", "/v1/ingest", WS_HEADERS + (("Origin", "http://fuzz.example"),),
+                                     host=OWN) + ws_frame(0x2, message("nav", NAV)),
+        "ws-foreign-origin": request("GET", "/v1/ingest", WS_HEADERS + (("Origin", "http://evil.example"),),
+                                     host=OWN),
+        "ws-empty-origin": request("GET", "/v1/ingest", WS_HEADERS + (("Origin", ""),), host=None),
+        "ws-no-origin-bearer": request("GET", "/v1/ingest", WS_HEADERS + BEARER, host=OWN)
+        + ws_frame(0x2, message("nav", NAV)),
+        "ws-no-origin": request("GET", "/v1/ingest", WS_HEADERS, host=None),
+    }
+    return {name: bytes([(i * 41) % 256]) + data for i, (name, data) in enumerate(sorted(s.items()))}
 
 
 MASK = b"\x37\xfa\x21\x3d"
@@ -219,3 +272,4 @@ def write(target, seeds):
 
 write("fuzz_http", http_seeds())
 write("fuzz_ws", ws_seeds())
+write("fuzz_http_tcp", http_tcp_seeds())

@@ -140,6 +140,7 @@ static char *trace_of(const itest_daemon *d, const char *tab_escaped, const char
 }
 
 static void make_busy_tab(const itest_daemon *d, const char *tab);
+static void expect_start_failure(const char *const *args, const char *message);
 
 /* ---- the session fixture through each ingest mode ---- */
 
@@ -346,13 +347,18 @@ static void run_mode(const session *s, enum ingest_mode mode)
 
 /* Runs the `uitrail` client ($UITRAIL) with `args`; its stdout goes into
  * `out` when not NULL. Returns its exit status. */
-static int run_client(const char *const *args, ut_buf *out)
+/* $XDG_RUNTIME_DIR for the client, when not NULL. */
+static const char *client_xdg;
+
+static int run_client_to(const char *const *args, ut_buf *out, int to_fd)
 {
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        dup2(pipefd[1], STDOUT_FILENO);
+        dup2(pipefd[1], to_fd);
+        if (client_xdg)
+            setenv("XDG_RUNTIME_DIR", client_xdg, 1);
         close(pipefd[0]);
         const char *argv[32] = {getenv("UITRAIL")};
         size_t n = 1;
@@ -372,6 +378,17 @@ static int run_client(const char *const *args, ut_buf *out)
     int status;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_client(const char *const *args, ut_buf *out)
+{
+    return run_client_to(args, out, STDOUT_FILENO);
+}
+
+/* As run_client, with its stderr into `err`. */
+static int run_client_err(const char *const *args, ut_buf *err)
+{
+    return run_client_to(args, err, STDERR_FILENO);
 }
 
 static void test_daemon_client_commands(void **state)
@@ -422,6 +439,77 @@ static void test_daemon_client_commands(void **state)
     stop_clean(&d);
     /* No daemon: a clear error. */
     assert_int_equal(run_client((const char *const[]){"tabs", "--runtime-dir", "/nonexistent", NULL}, NULL), 1);
+}
+
+/* In the default runtime directory ($XDG_RUNTIME_DIR/uitrail, or
+ * /tmp/uitrail-UID, names anyone can predict) the client talks only to a
+ * directory and sockets of its own uid, a directory no one else may enter,
+ * and never through a symlink: anything else may be a stranger's daemon
+ * waiting for our events and feeding us a forged trace. */
+static void test_daemon_client_refuses_an_untrusted_runtime_dir(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    /* The daemon's directory, moved to where the client looks by default
+     * (its sockets go with it). */
+    char xdg_dir[400];
+    snprintf(xdg_dir, sizeof xdg_dir, "%s/uitrail", d.dir);
+    assert_int_equal(rename(d.runtime_dir, xdg_dir), 0);
+    client_xdg = d.dir;
+    ut_buf err = UT_BUF_INIT;
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 0);
+    /* Open to others. */
+    assert_int_equal(chmod(xdg_dir, 0755), 0);
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "it must be 0700: run chmod 700"));
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"send", "-", NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "refusing to connect"));
+    assert_int_equal(chmod(xdg_dir, 0700), 0);
+    /* Another user's (only root can make one). */
+    struct passwd *pw = getpwnam("nobody");
+    if (geteuid() == 0 && pw) {
+        assert_int_equal(chown(xdg_dir, pw->pw_uid, (gid_t)-1), 0);
+        ut_buf_reset(&err);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
+        assert_non_null(strstr(err.data, "not to us"));
+        assert_int_equal(chown(xdg_dir, 0, (gid_t)-1), 0);
+        /* A socket of another user in our directory. */
+        char sock[500];
+        snprintf(sock, sizeof sock, "%s/%s", xdg_dir, UT_HTTP_SOCKET_NAME);
+        assert_int_equal(chown(sock, pw->pw_uid, (gid_t)-1), 0);
+        ut_buf_reset(&err);
+        assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
+        assert_non_null(strstr(err.data, "socket"));
+        assert_int_equal(chown(sock, 0, (gid_t)-1), 0);
+    }
+    /* Through a symlink. */
+    assert_int_equal(rename(xdg_dir, d.runtime_dir), 0);
+    assert_int_equal(symlink(d.runtime_dir, xdg_dir), 0);
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", NULL}, &err), 1);
+    assert_non_null(strstr(err.data, "is a symlink"));
+    unlink(xdg_dir);
+    client_xdg = NULL;
+    /* Named with --runtime-dir, the directory is the user's choice. */
+    ut_buf_reset(&err);
+    assert_int_equal(run_client_err((const char *const[]){"tabs", "--runtime-dir", d.runtime_dir, NULL}, &err), 0);
+    ut_buf_free(&err);
+    stop_clean(&d);
+    /* The daemon refuses a symlinked directory too. */
+    char dir[] = "/tmp/uitrail-link-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char target[64], via[64];
+    snprintf(target, sizeof target, "%s/real", dir);
+    snprintf(via, sizeof via, "%s/via", dir);
+    assert_int_equal(mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, via), 0);
+    expect_start_failure((const char *const[]){"--runtime-dir", via, NULL}, "is a symlink");
+    unlink(via);
+    rmdir(target);
+    rmdir(dir);
 }
 
 static void test_daemon_ingest_message_mode(void **state) { run_mode(*state, MODE_MESSAGE); }
@@ -658,6 +746,31 @@ static void test_daemon_log_sample_is_bounded(void **state)
     stop_clean(&d);
 }
 
+/* Every log line is escaped whatever its arguments: a tab id with a
+ * newline (or a NEL) cannot end the line and forge the next. */
+static void test_daemon_log_line_not_forged_by_tab_id(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--log-level", "debug", NULL});
+    /* The second event's seq jumps too far: its tab id is logged. */
+    ut_buf b = mp("[[\"uitrail.nav\", 1700000000, {\"tab\":\"t\\nFORGED error: x\\u0085NEL\",\"seq\":1,\"url\":\"/a\",\"how\":\"load\"}],"
+                  " [\"uitrail.nav\", 1700000001, {\"tab\":\"t\\nFORGED error: x\\u0085NEL\",\"seq\":9000000,\"url\":\"/b\",\"how\":\"load\"}]]");
+    int fd = itest_connect_unix(d.ingest_sock);
+    assert_true(send_synced(fd, b.data, b.len, "logged"));
+    ut_buf_free(&b);
+    close(fd);
+    bool logged = itest_log_wait(&d, "jumps too far ahead", ITEST_TIMEOUT_MS);
+    char *log = itest_log(&d);
+    if (!logged)
+        fail_msg("no log line of the seq jump:\n%s", log);
+    assert_null(strstr(log, "\nFORGED"));
+    assert_null(strstr(log, "\xc2\x85"));
+    assert_non_null(strstr(log, "tab 't\\x0aFORGED error: x\\xc2\\x85NEL'"));
+    ut_free(log);
+    stop_clean(&d);
+}
+
 static void test_daemon_frame_over_limit_closes(void **state)
 {
     (void)state;
@@ -886,6 +999,120 @@ static void test_daemon_body_limit_refused_early(void **state)
     stop_clean(&d);
 }
 
+/* Reads until the daemon closes the connection (or a timeout). */
+static void read_to_close(int fd, ut_buf *out)
+{
+    char buf[4096];
+    ssize_t n;
+    while ((n = itest_recv(fd, buf, sizeof buf, ITEST_TIMEOUT_MS)) > 0)
+        ut_buf_append(out, buf, (size_t)n);
+}
+
+/* HEAD is GET without the body; a stream has no HEAD, and its 405 has no
+ * body either. */
+static void test_daemon_head_has_no_body(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--header-timeout-ms", "500", NULL});
+    int fd = itest_connect_unix(d.http_sock);
+    static const char two[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_true(itest_send(fd, two, sizeof two - 1));
+    ut_buf got = UT_BUF_INIT;
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    /* The first answer's head is followed at once by the second's. */
+    assert_true(strncmp(got.data, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    char *second = strstr(got.data, "\r\n\r\n");
+    assert_non_null(second);
+    assert_true(strncmp(second + 4, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_non_null(strstr(got.data, "Content-Length: 3\r\n"));
+    assert_string_equal(got.data + got.len - 7, "\r\n\r\nok\n");
+    ut_buf_free(&got);
+
+    fd = itest_connect_unix(d.http_sock);
+    static const char events[] = "HEAD /v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    assert_true(itest_send(fd, events, sizeof events - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_true(strncmp(got.data, "HTTP/1.1 405 ", 13) == 0);
+    assert_non_null(strstr(got.data, "Allow: GET\r\n"));
+    assert_string_equal(got.data + got.len - 4, "\r\n\r\n");
+    ut_buf_reset(&got);
+
+    /* The 408 of a request cut after a HEAD has its body. */
+    fd = itest_connect_unix(d.http_sock);
+    static const char cut[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /heal";
+    assert_true(itest_send(fd, cut, sizeof cut - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_non_null(strstr(got.data, "HTTP/1.1 408 "));
+    assert_non_null(strstr(got.data, "{\"error\":\"the request headers did not arrive"));
+    ut_buf_reset(&got);
+
+    /* So does the 400 of a malformed request after a HEAD. */
+    fd = itest_connect_unix(d.http_sock);
+    static const char bad[] = "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n/not a request\r\n\r\n";
+    assert_true(itest_send(fd, bad, sizeof bad - 1));
+    read_to_close(fd, &got);
+    close(fd);
+    assert_non_null(got.data);
+    assert_non_null(strstr(got.data, "HTTP/1.1 400 "));
+    assert_non_null(strstr(got.data, "{\"error\":\"malformed HTTP request"));
+    ut_buf_free(&got);
+    stop_clean(&d);
+}
+
+/* A client that sends `Expect: 100-continue` waits for the 100 before the
+ * body; a body refused by its headers gets its answer instead. */
+static void test_daemon_expect_continue(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    static const char body[] =
+        "[\"uitrail.click\", 1700000000, {\"tab\":\"cont\",\"role\":\"button\",\"name\":\"Go\",\"el\":\"g\"}]";
+    char head[256];
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n",
+             sizeof body - 1);
+    int fd = itest_connect_unix(d.http_sock);
+    assert_true(itest_send(fd, head, strlen(head)));
+    char got[64] = "";
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    size_t have = 0;
+    while (have < sizeof cont - 1) {
+        ssize_t n = itest_recv(fd, got + have, sizeof cont - 1 - have, ITEST_TIMEOUT_MS);
+        if (n <= 0)
+            fail_msg("no 100 Continue (got \"%.*s\")", (int)have, got);
+        have += (size_t)n;
+    }
+    assert_memory_equal(got, cont, sizeof cont - 1);
+    assert_true(itest_send(fd, body, sizeof body - 1));
+    itest_response r;
+    assert_true(itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 202);
+    itest_response_free(&r);
+    close(fd);
+
+    /* Too large: the 413 comes at once, and no 100. */
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "Content-Length: 999999999999\r\nExpect: 100-continue\r\n\r\n");
+    fd = itest_connect_unix(d.http_sock);
+    assert_true(itest_send(fd, head, strlen(head)));
+    assert_true(itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 413);
+    itest_response_free(&r);
+    close(fd);
+    stop_clean(&d);
+}
+
 static void test_daemon_header_limit(void **state)
 {
     (void)state;
@@ -930,6 +1157,59 @@ static void test_daemon_header_timeout_cuts_slow_client(void **state)
     itest_response_free(&r);
     assert_true(itest_wait_closed(fd, ITEST_TIMEOUT_MS));
     close(fd);
+    stop_clean(&d);
+}
+
+/* Sends an ingest body of `type` a byte every 50 ms on a new connection;
+ * returns whether the daemon cut it (408 or a close) before the end. */
+static bool body_trickle_cut(const itest_daemon *d, const char *type, const void *body, size_t len)
+{
+    int fd = itest_connect_unix(d->http_sock);
+    char head[256];
+    snprintf(head, sizeof head,
+             "POST /v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+             type, len);
+    assert_true(itest_send(fd, head, strlen(head)));
+    bool cut = false;
+    for (size_t sent = 0; sent < len && !cut; sent++) {
+        if (!itest_send(fd, (const char *)body + sent, 1)) {
+            cut = true;
+            break;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        cut = poll(&p, 1, 50) > 0;
+    }
+    if (cut) {
+        itest_response r;
+        if (itest_read_response(fd, &r, ITEST_TIMEOUT_MS))
+            cut = r.status == 408;
+        itest_response_free(&r);
+    }
+    close(fd);
+    return cut;
+}
+
+/* An ingest body must arrive whole within the idle timeout of its
+ * headers: one trickled a byte at a time is cut whether each byte, or
+ * each Forward message it completes, comes sooner than that. */
+static void test_daemon_trickled_body_is_cut(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--idle-timeout-ms", "2000", NULL});
+    char json[600];
+    snprintf(json, sizeof json,
+             "[\"uitrail.nav\", 1700000000, {\"tab\":\"slow\",\"url\":\"/%0200d\",\"how\":\"load\"}]", 0);
+    if (!body_trickle_cut(&d, "application/json", json, strlen(json)))
+        fail_msg("a trickled JSON body was not cut");
+    /* msgpack: Forward messages of 23 bytes, each complete well within the
+     * timeout (1.15 s), the whole taking four times it. */
+    ut_buf many = UT_BUF_INIT;
+    for (int i = 0; i < 8; i++)
+        itest_pack_sync(&many, "s");
+    if (!body_trickle_cut(&d, "application/msgpack", many.data, many.len))
+        fail_msg("a trickled msgpack body was not cut");
+    ut_buf_free(&many);
     stop_clean(&d);
 }
 
@@ -1057,7 +1337,8 @@ static void test_daemon_slow_stream_reader_dropped(void **state)
 {
     (void)state;
     itest_daemon d;
-    start(&d, NULL);
+    /* A stream that lags is dropped if it has not caught up in 1 s. */
+    start(&d, (const char *const[]){"--idle-timeout-ms", "1000", NULL});
     int lazy = open_stream(&d, "?tab=*");
     int reader = open_stream(&d, "?tab=flood");
     /* Shrink the lazy reader's socket buffer so the daemon's queue grows. */
@@ -1101,6 +1382,110 @@ static void test_daemon_slow_stream_reader_dropped(void **state)
     close(lazy);
     close(reader);
     close(fd);
+    stop_clean(&d);
+}
+
+/* Sends `n` alerts of about 400 bytes on tab `tab` in batches of 200, one
+ * sync at the end; the last one's text ends with `last` (letters). */
+static void send_alert_burst(const itest_daemon *d, const char *tab, int n, char *last, size_t cap)
+{
+    int fd = itest_connect_unix(d->ingest_sock);
+    ut_buf batch = UT_BUF_INIT;
+    char json[600];
+    for (int i = 0; i < n; i += 200) {
+        ut_buf_reset(&batch);
+        ut_buf_append_cstr(&batch, "[");
+        for (int k = i; k < i + 200 && k < n; k++) {
+            letters(k, last, cap);
+            snprintf(json, sizeof json,
+                     "%s[\"uitrail.alert\", %d, {\"tab\":\"%s\",\"role\":\"status\",\"text\":\"%0350d %s\"}]",
+                     k > i ? "," : "", 1700000000 + k / 100, tab, 0, last);
+            ut_buf_append_cstr(&batch, json);
+        }
+        ut_buf_append_cstr(&batch, "]");
+        ut_buf b = mp(batch.data);
+        assert_true(itest_send(fd, b.data, b.len));
+        ut_buf_free(&b);
+    }
+    assert_true(send_synced(fd, NULL, 0, "burst"));
+    ut_buf_free(&batch);
+    close(fd);
+}
+
+/* A subscriber busy while an ordinary burst of 20 000 events (8 MB of
+ * messages) goes by is not dropped: what it could not take is coalesced
+ * into a `lagged` message and the tab's current trace, once it reads. */
+static void test_daemon_stream_survives_a_burst(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    int stream = open_stream(&d, "?tab=*");
+    char last[24];
+    send_alert_burst(&d, "burst", 20000, last, sizeof last);
+    ut_buf seen = UT_BUF_INIT;
+    assert_true(sse_wait_for(stream, &seen, "event: lagged\ndata: {\"dropped\":"));
+    /* After the notice, the trace as it is now, with the last event. */
+    const char *notice = strstr(seen.data, "event: lagged");
+    size_t from = (size_t)(notice - seen.data);
+    char *trace = NULL;
+    while (!trace) {
+        trace = strstr(seen.data + from, "event: trace\ndata: {\"tab\":\"burst\"");
+        if (trace && strstr(trace, last) && strstr(trace, "\n\n"))
+            break;
+        trace = NULL;
+        char buf[4096];
+        ssize_t n = itest_recv(stream, buf, sizeof buf, ITEST_TIMEOUT_MS);
+        if (n <= 0)
+            fail_msg("no trace with the last event after the lagged notice");
+        ut_buf_append(&seen, buf, (size_t)n);
+    }
+    assert_int_equal(itest_metric(&d, "uitrail_connections_dropped_total{cause=\"slow_reader\"}"), 0);
+    assert_int_equal(itest_metric(&d, "uitrail_event_streams"), 1);
+    ut_buf_free(&seen);
+    close(stream);
+    stop_clean(&d);
+}
+
+static long vm_kb(pid_t pid, const char *field)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    char *status = itest_read_file(path, NULL);
+    const char *at = status ? strstr(status, field) : NULL;
+    long kb = at ? atol(at + strlen(field)) : -1;
+    ut_free(status);
+    return kb;
+}
+
+/* Subscribers that never read cost at most about UT_SSE_QUEUE_MAX_BYTES
+ * of queued output each, however much goes by, and nothing once gone. */
+static void test_daemon_streams_that_never_read_are_bounded(void **state)
+{
+    (void)state;
+    enum { STREAMS = 50 };
+    itest_daemon d;
+    start(&d, NULL);
+    int streams[STREAMS];
+    for (int i = 0; i < STREAMS; i++) {
+        streams[i] = open_stream(&d, "?tab=*");
+        int small = 4096;
+        setsockopt(streams[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    }
+    char last[24];
+    send_alert_burst(&d, "flood", 10000, last, sizeof last);
+    long long queued = itest_metric(&d, "uitrail_output_queued_bytes");
+    /* Each: the bound, plus the message that crossed it. */
+    long long bound = (long long)STREAMS * (UT_SSE_QUEUE_MAX_BYTES + (64 << 10));
+    fprintf(stderr, "%d streams that never read: %lld bytes queued (bound %lld), daemon VmRSS %ld kB, VmHWM %ld kB\n",
+            STREAMS, queued, bound, vm_kb(d.pid, "VmRSS:"), vm_kb(d.pid, "VmHWM:"));
+    if (queued < 0 || queued > bound)
+        fail_msg("%lld bytes queued for %d streams (bound %lld)", queued, STREAMS, bound);
+    for (int i = 0; i < STREAMS; i++)
+        close(streams[i]);
+    assert_true(itest_wait_metric(&d, "uitrail_event_streams", 0, ITEST_TIMEOUT_MS));
+    assert_true(itest_wait_metric(&d, "uitrail_output_queued_bytes", 0, ITEST_TIMEOUT_MS));
+    fprintf(stderr, "after they left: daemon VmRSS %ld kB\n", vm_kb(d.pid, "VmRSS:"));
     stop_clean(&d);
 }
 
@@ -1519,6 +1904,89 @@ static void test_daemon_peer_uid_refused(void **state)
     stop_clean(&d);
 }
 
+/* As nobody: opens an event stream, a stable wait and an ingest
+ * connection, writes a byte to `ready`, and exits 0 once the daemon has
+ * closed all three. */
+static int nobody_holds_streams(const itest_daemon *d, int ready)
+{
+    int fds[3];
+    static const char *const reqs[2] = {
+        "GET /v1/events?tab=* HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /v1/tabs/busy/stable?wait_ms=60000 HTTP/1.1\r\nHost: x\r\n\r\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        fds[i] = itest_connect_unix(d->http_sock);
+        if (fds[i] < 0 || !itest_send(fds[i], reqs[i], strlen(reqs[i])))
+            return 1;
+    }
+    char head[256];
+    if (itest_recv(fds[0], head, sizeof head, ITEST_TIMEOUT_MS) <= 0)
+        return 2; /* the stream's headers: it is subscribed */
+    fds[2] = itest_connect_unix(d->ingest_sock);
+    if (fds[2] < 0)
+        return 3;
+    if (!itest_wait_metric(d, "uitrail_stable_waiters", 1, ITEST_TIMEOUT_MS))
+        return 4;
+    if (write(ready, "r", 1) != 1)
+        return 5;
+    for (int i = 0; i < 3; i++) {
+        if (!itest_wait_closed(fds[i], ITEST_TIMEOUT_MS))
+            return 10 + i;
+    }
+    return 0;
+}
+
+/* A reload that takes an --allow-uid away closes that uid's open event
+ * streams, stable waits and ingest connections. */
+static void test_daemon_sighup_cuts_a_removed_uid(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "test_daemon_sighup_cuts_a_removed_uid: skipped: needs root to switch to another uid\n");
+        skip();
+    }
+    struct passwd *pw = getpwnam("nobody");
+    uid_t uid = pw ? pw->pw_uid : 65534;
+    gid_t gid = pw ? pw->pw_gid : 65534;
+    char dir[] = "/tmp/uitrail-conf-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/uitraild.conf", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "allow-uid = %lu\n", (unsigned long)uid);
+    fclose(f);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--config", path, NULL});
+    open_up_sockets(&d);
+    make_busy_tab(&d, "busy");
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+            _exit(100);
+        _exit(nobody_holds_streams(&d, ready[1]));
+    }
+    close(ready[1]);
+    char byte;
+    struct pollfd p = {ready[0], POLLIN, 0};
+    assert_true(poll(&p, 1, ITEST_TIMEOUT_MS) == 1 && read(ready[0], &byte, 1) == 1);
+    close(ready[0]);
+    f = fopen(path, "w");
+    fputs("# nobody is no longer allowed\n", f);
+    fclose(f);
+    kill(d.pid, SIGHUP);
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("nobody's connections: status %d", status);
+    assert_true(itest_log_wait(&d, "closed 3 connections of uids no longer allowed", ITEST_TIMEOUT_MS));
+    stop_clean(&d);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- lifecycle ---- */
 
 static void test_daemon_sigterm_with_open_connections(void **state)
@@ -1713,6 +2181,37 @@ static void test_daemon_second_daemon_refused_and_stale_socket_removed(void **st
     itest_stop(&d, SIGKILL);
 }
 
+/* A second daemon refused on the same runtime directory leaves the first
+ * one's token file and sockets as they were. */
+static void test_daemon_second_daemon_leaves_the_first_ones_files(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    char token_path[400];
+    snprintf(token_path, sizeof token_path, "%s/%s", d.runtime_dir, UT_TOKEN_FILE_NAME);
+    char *before = itest_read_file(token_path, NULL);
+    assert_non_null(before);
+    expect_start_failure((const char *const[]){"--runtime-dir", d.runtime_dir, "--http", "off", NULL},
+                         "another uitraild is listening");
+    char *after = itest_read_file(token_path, NULL);
+    if (!after)
+        fail_msg("the refused daemon removed %s", token_path);
+    assert_string_equal(before, after);
+    ut_free(before);
+    ut_free(after);
+    assert_int_equal(access(d.http_sock, F_OK), 0);
+    assert_int_equal(access(d.ingest_sock, F_OK), 0);
+    /* The first daemon still answers with its token. */
+    char auth[400];
+    snprintf(auth, sizeof auth, "Bearer %s", d.token);
+    itest_response r;
+    assert_true(itest_http(&d, true, auth, "GET", "/v1/tabs", NULL, NULL, 0, &r));
+    assert_int_equal(r.status, 200);
+    itest_response_free(&r);
+    stop_clean(&d);
+}
+
 static void test_daemon_forward_tcp(void **state)
 {
     (void)state;
@@ -1747,6 +2246,7 @@ int main(void)
         cmocka_unit_test(test_daemon_hostile_inputs),
         cmocka_unit_test(test_daemon_frame_over_limit_closes),
         cmocka_unit_test(test_daemon_log_sample_is_bounded),
+        cmocka_unit_test(test_daemon_log_line_not_forged_by_tab_id),
         cmocka_unit_test(test_daemon_http_errors_are_json),
         cmocka_unit_test(test_daemon_tab_ids_are_url_decoded),
         cmocka_unit_test(test_daemon_keep_alive_and_pipelining),
@@ -1754,11 +2254,16 @@ int main(void)
         cmocka_unit_test(test_daemon_http_ingest_bad_bodies),
         cmocka_unit_test(test_daemon_body_limit_refused_early),
         cmocka_unit_test(test_daemon_header_limit),
+        cmocka_unit_test(test_daemon_head_has_no_body),
+        cmocka_unit_test(test_daemon_expect_continue),
         cmocka_unit_test(test_daemon_header_timeout_cuts_slow_client),
         cmocka_unit_test(test_daemon_idle_timeouts),
+        cmocka_unit_test(test_daemon_trickled_body_is_cut),
         cmocka_unit_test(test_daemon_connection_cap),
         cmocka_unit_test(test_daemon_event_stream),
         cmocka_unit_test(test_daemon_slow_stream_reader_dropped),
+        cmocka_unit_test(test_daemon_stream_survives_a_burst),
+        cmocka_unit_test(test_daemon_streams_that_never_read_are_bounded),
         cmocka_unit_test(test_daemon_output_high_water_pauses_pipelining),
         cmocka_unit_test(test_daemon_input_high_water_stops_reading),
         cmocka_unit_test(test_daemon_stable_wait),
@@ -1769,11 +2274,17 @@ int main(void)
         cmocka_unit_test(test_daemon_sigterm_with_open_connections),
         cmocka_unit_test(test_daemon_sigint_stops),
         cmocka_unit_test(test_daemon_sighup_reloads_config),
+        cmocka_unit_test(test_daemon_sighup_cuts_a_removed_uid),
         cmocka_unit_test(test_daemon_startup_errors),
         cmocka_unit_test(test_daemon_second_daemon_refused_and_stale_socket_removed),
+        cmocka_unit_test(test_daemon_second_daemon_leaves_the_first_ones_files),
+        cmocka_unit_test(test_daemon_client_refuses_an_untrusted_runtime_dir),
         cmocka_unit_test(test_daemon_forward_tcp),
     };
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     int failed = cmocka_run_group_tests_name("daemon", tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("daemon_sessions", session_tests, session_setup,
                                           session_teardown);

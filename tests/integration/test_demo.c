@@ -235,6 +235,46 @@ static void test_demo_token_reads_only_what_the_panel_needs(void **state)
     tree_remove(&t);
 }
 
+/* A request over TCP without a Host (HTTP/1.0, or HTTP/1.1 that breaks
+ * the rule) or with an empty one is refused: the Host check never reads an
+ * absent header (UBSan once caught a NULL handed to strncasecmp here), and
+ * neither does the Origin check of a WebSocket. */
+static void test_demo_requests_without_host(void **state)
+{
+    (void)state;
+    demo_tree t;
+    tree_make(&t, &source_tree);
+    itest_daemon d;
+    assert_true(itest_start(&d, (const char *const[]){"--demo", "--demo-root", t.root, NULL}));
+    static const char *const requests[] = {
+        "GET /demo/config.json HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /demo/config.json HTTP/1.0\r\n\r\n",
+        "GET /demo/ HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n",
+        "GET /sender/uitrail.js HTTP/1.1\r\nHost: \r\nOrigin:\r\nConnection: close\r\n\r\n",
+        "GET /v1/ingest HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Origin:\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
+        int fd = itest_connect_tcp(d.http_port);
+        assert_true(fd >= 0);
+        itest_response r;
+        assert_true(itest_send(fd, requests[i], strlen(requests[i])));
+        if (!itest_read_response(fd, &r, ITEST_TIMEOUT_MS))
+            fail_msg("request %zu: no answer", i);
+        if (r.status < 400)
+            fail_msg("request %zu: served with %d", i, r.status);
+        itest_response_free(&r);
+        close(fd);
+    }
+    char *log = itest_log(&d);
+    if (strstr(log, "runtime error"))
+        fail_msg("the daemon hit undefined behaviour:\n%s", log);
+    ut_free(log);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    tree_remove(&t);
+}
+
 static void test_demo_off_is_not_found(void **state)
 {
     (void)state;
@@ -275,10 +315,14 @@ static void test_demo_root_must_hold_the_demo(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo_serves_files_and_refuses_escapes),
         cmocka_unit_test(test_demo_serves_an_installed_data_directory),
         cmocka_unit_test(test_demo_token_reads_only_what_the_panel_needs),
+        cmocka_unit_test(test_demo_requests_without_host),
         cmocka_unit_test(test_demo_off_is_not_found),
         cmocka_unit_test(test_demo_root_must_hold_the_demo),
     };

@@ -25,6 +25,7 @@
 #include "itest.h"
 #include "wire_internal.h"
 #include "uitrail/limits.h"
+#include "uitrail/token.h"
 #include "uitrail/wire.h"
 
 #define SESSION_FIXTURE "fixtures/sessions/bluewidget.json"
@@ -753,6 +754,48 @@ static void test_ws_silent_peer_is_pinged_then_dropped(void **state)
     stop_clean(&d);
 }
 
+/* A message trickled a byte at a time is cut: its whole must arrive
+ * within the idle timeout of its start, however often a byte comes. */
+static void test_ws_trickled_message_is_cut(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, (const char *const[]){"--idle-timeout-ms", "300", NULL});
+    int fd = itest_connect_tcp(d.http_port);
+    handshake h = handshake_default();
+    char *own = own_origin(&d, "127.0.0.1");
+    h.origin = own;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 101);
+    itest_response_free(&r);
+    char json[600];
+    snprintf(json, sizeof json,
+             "[\"uitrail.nav\", 1700000000, {\"tab\":\"slow\",\"url\":\"/%0400d\",\"how\":\"load\"}]", 0);
+    ut_buf payload = mp(json);
+    /* A binary frame with a zero mask, so that the payload goes as it is. */
+    uint8_t head[8] = {0x82, 0x80 | 126, (uint8_t)(payload.len >> 8), (uint8_t)payload.len, 0, 0, 0, 0};
+    assert_true(itest_send(fd, head, sizeof head));
+    size_t sent = 0;
+    bool closed = false;
+    for (; sent < payload.len && !closed; sent++) {
+        if (!itest_send(fd, payload.data + sent, 1))
+            break;
+        /* One byte every 50 ms, a sixth of the idle timeout. */
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) > 0)
+            closed = itest_wait_closed(fd, ITEST_TIMEOUT_MS);
+    }
+    if (!closed)
+        fail_msg("the trickled message was not cut (%zu of %zu bytes sent)", sent, payload.len);
+    assert_true(sent < payload.len);
+    assert_true(itest_metric(&d, "uitrail_connections_dropped_total{cause=\"timeout\"}") >= 1);
+    ut_buf_free(&payload);
+    close(fd);
+    ut_free(own);
+    stop_clean(&d);
+}
+
 static void test_ws_over_unix_socket(void **state)
 {
     (void)state;
@@ -814,9 +857,473 @@ static void test_ws_allow_origin_option_is_checked(void **state)
     rmdir(dir);
 }
 
+/* ---- signed per-tab ingest (--ingest-secret-file) ---- */
+
+#define INGEST_SECRET "0123456789abcdef0123456789abcdef-signed-mode"
+
+/* The Forward message ["uitrail.click", time_s, {tab, seq, role: button,
+ * name, el}] in msgpack (JSON cannot say a seq of 2^64-1 to our converter). */
+static void pack_click(ut_buf *out, const char *tab, uint64_t seq, const char *name, uint32_t time_s)
+{
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, 3);
+    msgpack_pack_str_with_body(&pk, "uitrail.click", 13);
+    msgpack_pack_uint32(&pk, time_s);
+    msgpack_pack_map(&pk, 5);
+    const char *keys[] = {"tab", "role", "name", "el"}, *values[] = {tab, "button", name, name};
+    for (int i = 0; i < 4; i++) {
+        msgpack_pack_str_with_body(&pk, keys[i], strlen(keys[i]));
+        msgpack_pack_str_with_body(&pk, values[i], strlen(values[i]));
+    }
+    msgpack_pack_str_with_body(&pk, "seq", 3);
+    msgpack_pack_uint64(&pk, seq);
+    ut_buf_append(out, sb.data, sb.size);
+    msgpack_sbuffer_destroy(&sb);
+}
+
+/* A daemon in signed mode: the secret in a file of its private directory. */
+typedef struct signed_daemon {
+    itest_daemon d;
+    char dir[64];
+    char secret_path[128];
+} signed_daemon;
+
+static void signed_start(signed_daemon *sd, const char *const *more)
+{
+    snprintf(sd->dir, sizeof sd->dir, "/tmp/uitrail-ws-signed-XXXXXX");
+    assert_non_null(mkdtemp(sd->dir));
+    snprintf(sd->secret_path, sizeof sd->secret_path, "%s/ingest-secret", sd->dir);
+    FILE *f = fopen(sd->secret_path, "w");
+    assert_non_null(f);
+    fputs(INGEST_SECRET "\n", f);
+    fclose(f);
+    const char *args[16] = {"--ingest-secret-file", sd->secret_path};
+    size_t n = 2;
+    for (size_t i = 0; more && more[i] && n < 15; i++)
+        args[n++] = more[i];
+    args[n] = NULL;
+    start(&sd->d, args);
+}
+
+static void signed_stop(signed_daemon *sd)
+{
+    stop_clean(&sd->d);
+    unlink(sd->secret_path);
+    rmdir(sd->dir);
+}
+
+/* A token for `tab`, valid `ttl_s` from now (negative: expired), good from
+ * `origin` (NULL: any), signed with `secret`. Caller frees. */
+static char *mint(const char *tab, int64_t ttl_s, const char *origin, const char *secret)
+{
+    ut_buf out = UT_BUF_INIT;
+    ut_str o = origin ? ut_str_cstr(origin) : UT_STR_NULL;
+    assert_int_equal(ut_token_mint(ut_str_cstr(tab), (int64_t)time(NULL) + ttl_s, o,
+                                   ut_str_cstr(secret), &out),
+                     UT_OK);
+    return out.data;
+}
+
+/* "uitrail.v1, uitrail.token.<token>", as the sender offers it. */
+static char *token_protocol(const char *token)
+{
+    ut_buf b = UT_BUF_INIT;
+    ut_buf_printf(&b, "uitrail.v1, uitrail.token.%s", token);
+    return b.data;
+}
+
+/* Opens a WebSocket with `origin` (NULL: none) offering `token`. */
+static void client_open_token(ws_client *cl, const itest_daemon *d, const char *origin, const char *token)
+{
+    int fd = itest_connect_tcp(d->http_port);
+    assert_true(fd >= 0);
+    handshake h = handshake_default();
+    h.origin = origin;
+    char *protocol = token_protocol(token);
+    h.protocol = protocol;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    if (r.status != 101)
+        fail_msg("handshake: %d %s", r.status, r.body.data);
+    assert_null(strstr(r.headers.data, token)); /* only uitrail.v1 comes back */
+    itest_response_free(&r);
+    ut_free(protocol);
+    client_init(cl, fd);
+}
+
+/* Who may open a WebSocket in signed mode. A forged Origin, which is all
+ * the origin-only mode checks, no longer writes anything. */
+static void test_ws_signed_handshake(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, (const char *const[]){"--allow-origin", "https://app.test", NULL});
+    itest_daemon *d = &sd.d;
+    assert_true(itest_log_wait(d, "ingest: signed mode (--ingest-secret-file)", 1000));
+    char *own = own_origin(d, "127.0.0.1");
+    char bearer[400];
+    snprintf(bearer, sizeof bearer, "Bearer %s", d->token);
+    char *good = mint("tab-a", 60, NULL, INGEST_SECRET);
+    char *for_app = mint("tab-a", 60, "https://app.test", INGEST_SECRET);
+    char *expired = mint("tab-a", -1, NULL, INGEST_SECRET);
+    char *forged = mint("tab-a", 60, NULL, "another secret, not the daemon's one");
+    char *p_good = token_protocol(good), *p_app = token_protocol(for_app);
+    char *p_expired = token_protocol(expired), *p_forged = token_protocol(forged);
+    const struct {
+        const char *what, *origin, *protocol, *authorization;
+        int status;
+        const char *reason;
+    } cases[] = {
+        {"forged own Origin, no token", own, "uitrail.v1", NULL, 401, "signed per-tab tokens"},
+        {"forged allowed Origin, no token", "https://app.test", "uitrail.v1", NULL, 401, "signed per-tab"},
+        {"no Origin, no token", NULL, "uitrail.v1", NULL, 401, "signed per-tab tokens"},
+        {"the shared-token form", own, "uitrail.v1, uitrail.token.s3cret", NULL, 401, "(malformed)"},
+        {"expired", own, p_expired, NULL, 401, "(expired)"},
+        {"signed with another secret", own, p_forged, NULL, 401, "(bad_signature)"},
+        {"for another origin", own, p_app, NULL, 403, "for pages of https://app.test"},
+        {"foreign Origin with a good token", "https://evil.test", p_good, NULL, 403, "may not send events"},
+        {"good token, own Origin", own, p_good, NULL, 101, NULL},
+        {"good token, its Origin", "https://app.test", p_app, NULL, 101, NULL},
+        {"good token, no Origin (a server)", NULL, p_good, NULL, 101, NULL},
+        {"bearer token, no Origin (the backend)", NULL, "uitrail.v1", bearer, 101, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = itest_connect_tcp(d->http_port);
+        handshake h = handshake_default();
+        h.origin = cases[i].origin;
+        h.protocol = cases[i].protocol;
+        h.authorization = cases[i].authorization;
+        itest_response r;
+        assert_true(send_handshake(fd, &h, &r));
+        if (r.status != cases[i].status || (cases[i].reason && !strstr(r.body.data, cases[i].reason)))
+            fail_msg("%s: %d %s", cases[i].what, r.status, r.body.data);
+        itest_response_free(&r);
+        close(fd);
+    }
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"missing\"}"), 3);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"malformed\"}"), 1);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"expired\"}"), 1);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"bad_signature\"}"), 1);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"origin\"}"), 1);
+    char *log = itest_log(d);
+    assert_null(strstr(log, INGEST_SECRET));
+    ut_free(log);
+    ut_free(p_good), ut_free(p_app), ut_free(p_expired), ut_free(p_forged);
+    ut_free(good), ut_free(for_app), ut_free(expired), ut_free(forged), ut_free(own);
+    signed_stop(&sd);
+}
+
+/* A connection bound to tab A writes tab A only: events, `unload` and
+ * `close` for another tab are rejected and counted, and a seq of 2^64-1
+ * sent for tab B leaves B's own sender untouched. */
+static void test_ws_signed_token_writes_its_tab_only(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, NULL);
+    itest_daemon *d = &sd.d;
+    char *own = own_origin(d, "127.0.0.1");
+    char *token_a = mint("tab-a", 60, NULL, INGEST_SECRET), *token_b = mint("tab-b", 60, NULL, INGEST_SECRET);
+    ws_client b;
+    client_open_token(&b, d, own, token_b);
+    ut_buf first = mp("[[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-b\", \"seq\": 1, \"url\": "
+                      "\"https://x.test/b\", \"title\": \"B\", \"how\": \"load\"}]]");
+    send_synced(&b, first.data, first.len, "b1");
+    ut_buf_free(&first);
+
+    ws_client a;
+    client_open_token(&a, d, own, token_a);
+    ut_buf evil_top = UT_BUF_INIT;
+    pack_click(&evil_top, "tab-b", UINT64_MAX, "Forged", 1700000002);
+    ut_buf evil = mp("[[\"uitrail.nav\", 1700000001, {\"tab\": \"tab-a\", \"seq\": 1, \"url\": "
+                     "\"https://x.test/a\", \"title\": \"A\", \"how\": \"load\"}],"
+                     "[\"uitrail.nav\", 1700000002, {\"tab\": \"tab-c\", \"url\": \"https://x.test/c\", "
+                     "\"title\": \"C\", \"how\": \"load\"}],"
+                     "[\"uitrail.unload\", 1700000003, {\"tab\": \"tab-b\"}],"
+                     "[\"uitrail.close\", 1700000003, {\"tab\": \"tab-b\"}]]");
+    ut_buf_append(&evil_top, evil.data, evil.len);
+    send_synced(&a, evil_top.data, evil_top.len, "a1");
+    ut_buf_free(&evil);
+    ut_buf_free(&evil_top);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"other_tab\"}"), 4);
+
+    /* Tab B's own sender goes on: its seq 2 is new, the forged click and
+     * close never happened. */
+    ut_buf next = mp("[[\"uitrail.click\", 1700000004, {\"tab\": \"tab-b\", \"seq\": 2, \"role\": "
+                     "\"button\", \"name\": \"Save\", \"el\": \"s\"}]]");
+    send_synced(&b, next.data, next.len, "b2");
+    ut_buf_free(&next);
+    char *trace = itest_get(d, "/v1/tabs/tab-b/trace", 200);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "click [button] \"Save\""));
+    assert_non_null(strstr(trace, "navigate /b \"B\""));
+    assert_null(strstr(trace, "Forged"));
+    ut_free(trace);
+    trace = itest_get(d, "/v1/tabs/tab-a/trace", 200);
+    assert_non_null(trace);
+    assert_non_null(strstr(trace, "navigate /a \"A\""));
+    ut_free(trace);
+    char *not_found = itest_get(d, "/v1/tabs/tab-c/trace", 404);
+    assert_non_null(not_found);
+    ut_free(not_found);
+    assert_int_equal(itest_metric(d, "uitrail_events_duplicate_total"), 0);
+    client_free(&a);
+    client_free(&b);
+    ut_free(token_a), ut_free(token_b), ut_free(own);
+    signed_stop(&sd);
+}
+
+/* 5 000 new tab ids from one connection (a forged Origin evicted every
+ * real tab this way in origin-only mode): with a token, none is made. */
+static void test_ws_signed_flood_of_tab_ids_makes_no_tab(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, NULL);
+    itest_daemon *d = &sd.d;
+    char *token = mint("tab-mine", 60, NULL, INGEST_SECRET);
+    ws_client cl;
+    client_open_token(&cl, d, NULL, token);
+    enum { FLOOD = 5000, PER_MESSAGE = 1000 };
+    for (int m = 0; m < FLOOD / PER_MESSAGE; m++) {
+        ut_buf json = UT_BUF_INIT;
+        ut_buf_append_cstr(&json, "[\"uitrail.nav\", [");
+        for (int i = 0; i < PER_MESSAGE; i++)
+            ut_buf_printf(&json, "%s[1700000000, {\"tab\": \"flood-%d\", \"url\": \"https://x.test/\", "
+                                 "\"title\": \"X\", \"how\": \"load\"}]",
+                          i ? "," : "", m * PER_MESSAGE + i);
+        ut_buf_append_cstr(&json, "]]");
+        ut_buf msg = mp(json.data);
+        char chunk[32];
+        snprintf(chunk, sizeof chunk, "flood-%d", m);
+        send_synced(&cl, msg.data, msg.len, chunk);
+        ut_buf_free(&msg);
+        ut_buf_free(&json);
+    }
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"other_tab\"}"), FLOOD);
+    assert_int_equal(itest_metric(d, "uitrail_tabs"), 0);
+    client_free(&cl);
+    ut_free(token);
+    signed_stop(&sd);
+}
+
+/* A token is good until its expiry, on an open connection too: after it,
+ * events are refused, not acked, and the connection is closed with 1008 so
+ * that the sender comes back with a new token and resends them. */
+static void test_ws_signed_token_expires_on_an_open_connection(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, NULL);
+    itest_daemon *d = &sd.d;
+    /* Long enough to connect and send on a loaded machine (or under
+     * valgrind); the test then waits for the expiry. */
+    char *token = mint("tab-x", 4, NULL, INGEST_SECRET);
+    int64_t exp_s = (int64_t)time(NULL) + 4;
+    ws_client cl;
+    client_open_token(&cl, d, NULL, token);
+    ut_buf nav = mp("[[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-x\", \"seq\": 1, \"url\": "
+                    "\"https://x.test/a\", \"title\": \"A\", \"how\": \"load\"}]]");
+    send_synced(&cl, nav.data, nav.len, "before");
+    ut_buf_free(&nav);
+    while ((int64_t)time(NULL) < exp_s)
+        usleep(50 * 1000);
+    ut_buf click = mp("[[\"uitrail.click\", 1700000001, {\"tab\": \"tab-x\", \"seq\": 2, \"role\": "
+                      "\"button\", \"name\": \"Late\", \"el\": \"l\"}]]");
+    client_queue(&cl, WSLAY_BINARY_FRAME, click.data, click.len);
+    ut_buf_free(&click);
+    ut_buf sync = UT_BUF_INIT;
+    itest_pack_sync(&sync, "after");
+    client_queue(&cl, WSLAY_BINARY_FRAME, sync.data, sync.len);
+    ut_buf_free(&sync);
+    assert_true(client_pump(&cl, got_close, NULL, ITEST_TIMEOUT_MS));
+    assert_int_equal(cl.close_code, WSLAY_CODE_POLICY_VIOLATION);
+    assert_non_null(strstr(cl.close_reason, "expired"));
+    assert_null(strstr(cl.texts.data, "after"));
+    assert_true(itest_wait_closed(cl.fd, ITEST_TIMEOUT_MS));
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"expired\"}"), 1);
+    char *trace = itest_get(d, "/v1/tabs/tab-x/trace", 200);
+    assert_null(strstr(trace, "Late"));
+    ut_free(trace);
+    /* The same token no longer opens a connection. */
+    int fd = itest_connect_tcp(d->http_port);
+    handshake h = handshake_default();
+    char *protocol = token_protocol(token);
+    h.protocol = protocol;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    assert_int_equal(r.status, 401);
+    itest_response_free(&r);
+    close(fd);
+    ut_free(protocol);
+    client_free(&cl);
+    ut_free(token);
+    signed_stop(&sd);
+}
+
+/* Origin-only mode still works as it did, says so at start, and a seq of
+ * 2^64-1 cannot silence a tab: it jumps too far and is rejected. */
+static void test_ws_origin_only_mode_and_the_top_seq(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    assert_true(itest_log_wait(&d, "ingest: origin-only mode, for local development", 1000));
+    ws_client cl;
+    client_open(&cl, &d);
+    ut_buf msg = mp("[\"uitrail.nav\", 1700000000, {\"tab\": \"t\", \"seq\": 1, \"url\": "
+                    "\"https://x.test/a\", \"title\": \"A\", \"how\": \"load\"}]");
+    pack_click(&msg, "t", UINT64_MAX, "Forged", 1700000001);
+    pack_click(&msg, "t", 2, "Real", 1700000002);
+    send_synced(&cl, msg.data, msg.len, "s");
+    ut_buf_free(&msg);
+    char *trace = itest_get(&d, "/v1/tabs/t/trace", 200);
+    assert_non_null(strstr(trace, "click [button] \"Real\""));
+    assert_null(strstr(trace, "Forged"));
+    ut_free(trace);
+    assert_int_equal(itest_metric(&d, "uitrail_events_seq_jump_total"), 1);
+    client_free(&cl);
+    stop_clean(&d);
+}
+
+/* POST /v1/ingest over TCP in signed mode: the daemon's bearer token may
+ * write any tab (the app's backend); a signed per-tab token as the bearer
+ * credential writes its own tab only. */
+static void test_http_ingest_signed(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, NULL);
+    itest_daemon *d = &sd.d;
+    char *token = mint("tab-h", 60, NULL, INGEST_SECRET), *expired = mint("tab-h", -1, NULL, INGEST_SECRET);
+    char *for_app = mint("tab-h", 60, "https://app.test", INGEST_SECRET);
+    char bearer[400], signed_bearer[1200], expired_bearer[1200];
+    snprintf(bearer, sizeof bearer, "Bearer %s", d->token);
+    snprintf(signed_bearer, sizeof signed_bearer, "Bearer %s", token);
+    snprintf(expired_bearer, sizeof expired_bearer, "Bearer %s", expired);
+    static const char body[] =
+        "[[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-h\", \"url\": \"https://x.test/h\", "
+        "\"title\": \"H\", \"how\": \"load\"}],"
+        "[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-other\", \"url\": \"https://x.test/o\", "
+        "\"title\": \"O\", \"how\": \"load\"}]]";
+    const struct {
+        const char *auth;
+        int status;
+        const char *answer;
+    } cases[] = {
+        {NULL, 401, "(malformed)"},
+        {"Bearer nope", 401, "(malformed)"},
+        {expired_bearer, 401, "(expired)"},
+        {signed_bearer, 202, "{\"accepted\":1,\"rejected\":1,"},
+        {bearer, 202, "{\"accepted\":2,\"rejected\":0,"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        itest_response r;
+        assert_true(itest_http(d, true, cases[i].auth, "POST", "/v1/ingest", "application/json", body,
+                               sizeof body - 1, &r));
+        if (r.status != cases[i].status || !strstr(r.body.data, cases[i].answer))
+            fail_msg("case %zu: %d %s", i, r.status, r.body.data);
+        itest_response_free(&r);
+    }
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"other_tab\"}"), 1);
+    /* A token naming an origin is refused from another one. */
+    int fd = itest_connect_tcp(d->http_port);
+    ut_buf req = UT_BUF_INIT;
+    ut_buf_printf(&req, "POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://evil.test\r\n"
+                        "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %zu\r\n\r\n%s",
+                  for_app, sizeof body - 1, body);
+    itest_response r;
+    assert_true(itest_send(fd, req.data, req.len) && itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+    assert_int_equal(r.status, 403);
+    itest_response_free(&r);
+    ut_buf_free(&req);
+    close(fd);
+    ut_free(token), ut_free(expired), ut_free(for_app);
+    signed_stop(&sd);
+}
+
+/* Runs uitraild with `args` (shell words) until it exits; returns its
+ * stderr (caller frees) and its exit status in `status`. */
+static char *run_daemon_to_exit(const char *dir, const char *args, int *status)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' --runtime-dir '%s/rt' --http off %s 2>&1 >/dev/null", getenv("UITRAILD"),
+             dir, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    ut_buf out = UT_BUF_INIT;
+    char buf[1024];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        ut_buf_append(&out, buf, n);
+    *status = pclose(p);
+    ut_buf_append_cstr(&out, "");
+    return out.data;
+}
+
+static void test_ws_ingest_secret_option_is_checked(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/uitrail-ws-secret-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128], token_path[128], args[512];
+    snprintf(path, sizeof path, "%s/secret", dir);
+    snprintf(token_path, sizeof token_path, "%s/token", dir);
+    FILE *f = fopen(path, "w");
+    fputs("too-short\n", f);
+    fclose(f);
+    f = fopen(token_path, "w");
+    fputs("shared-token\n", f);
+    fclose(f);
+    int status;
+    snprintf(args, sizeof args, "--ingest-secret-file '%s'", path);
+    char *err = run_daemon_to_exit(dir, args, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "the secret must be at least 32 bytes"));
+    ut_free(err);
+    f = fopen(path, "w");
+    fputs(INGEST_SECRET "\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "--ingest-secret-file '%s' --ingest-token-file '%s'", path, token_path);
+    err = run_daemon_to_exit(dir, args, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "exclude each other"));
+    ut_free(err);
+    snprintf(args, sizeof args, "--ingest-secret-file '%s' --demo", path);
+    err = run_daemon_to_exit(dir, args, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "--ingest-secret-file and --demo exclude each other"));
+    ut_free(err);
+    err = run_daemon_to_exit(dir, "--ingest-secret-file /nonexistent/secret", &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "--ingest-secret-file /nonexistent/secret: No such file"));
+    ut_free(err);
+    /* The same setting in a --config file. */
+    char conf[128];
+    snprintf(conf, sizeof conf, "%s/uitraild.conf", dir);
+    f = fopen(conf, "w");
+    fprintf(f, "[uitraild]\ningest-secret-file = %s\n", path);
+    fclose(f);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--config", conf, NULL});
+    assert_true(itest_log_wait(&d, "ingest: signed mode (--ingest-secret-file)", 1000));
+    stop_clean(&d);
+    unlink(conf);
+    unlink(path);
+    unlink(token_path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ws_handshake_answers_rfc_accept),
         cmocka_unit_test(test_ws_handshake_refusals),
@@ -829,8 +1336,16 @@ int main(void)
         cmocka_unit_test(test_ws_oversize_message_closes_1009),
         cmocka_unit_test(test_ws_handshake_that_never_completes_is_cut),
         cmocka_unit_test(test_ws_silent_peer_is_pinged_then_dropped),
+        cmocka_unit_test(test_ws_trickled_message_is_cut),
         cmocka_unit_test(test_ws_over_unix_socket),
         cmocka_unit_test(test_ws_allow_origin_option_is_checked),
+        cmocka_unit_test(test_ws_signed_handshake),
+        cmocka_unit_test(test_ws_signed_token_writes_its_tab_only),
+        cmocka_unit_test(test_ws_signed_flood_of_tab_ids_makes_no_tab),
+        cmocka_unit_test(test_ws_signed_token_expires_on_an_open_connection),
+        cmocka_unit_test(test_ws_origin_only_mode_and_the_top_seq),
+        cmocka_unit_test(test_ws_ingest_secret_option_is_checked),
+        cmocka_unit_test(test_http_ingest_signed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

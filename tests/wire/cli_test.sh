@@ -130,6 +130,39 @@ json_too_big)
   { printf '['; head -c $((64 * 1024 * 1024)) /dev/zero | tr '\0' ' '; printf ']'; } >"$work/in"
   run 1 replay -
   stderr_has "JSON input over 67108864 bytes" ;;
+token)
+  # `uitrail token`: mints what --verify (and uitraild) accept, and says
+  # clearly what is wrong with its arguments, the secret or a token.
+  printf '0123456789abcdef0123456789abcdef\n' >"$work/secret"
+  printf 'short\n' >"$work/short"
+  run 0 token --secret-file "$work/secret" --tab tab-42 --ttl 60 --origin https://app.example.com
+  stderr_empty
+  grep -qE '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$' "$work/out" || fail "not a JWT"
+  token=$(cat "$work/out")
+  run 0 token --secret-file "$work/secret" --verify "$token"
+  stdout_has 'valid: tab "tab-42", expires in'
+  stdout_has 'origin https://app.example.com'
+  printf 'another-secret-another-secret-another\n' >"$work/other"
+  run 1 token --secret-file "$work/other" --verify "$token"
+  stderr_has "refused (bad_signature)"
+  run 1 token --secret-file "$work/secret" --verify "${token%?}"
+  stderr_has "refused ("
+  run 2 token --tab t
+  stderr_has "--secret-file is required"
+  run 2 token --secret-file "$work/secret"
+  stderr_has "--tab is required"
+  run 2 token --secret-file "$work/secret" --tab t --ttl 0
+  stderr_has "--ttl '0': expected seconds from 1 to 604800"
+  run 2 token --secret-file "$work/secret" --tab ""
+  stderr_has "--tab must be 1 to 128 bytes"
+  run 2 token --secret-file "$work/secret" --verify "$token" --tab t
+  stderr_has "--verify checks a token"
+  run 1 token --secret-file "$work/short" --tab t
+  stderr_has "the secret must be at least 32 bytes"
+  run 1 token --secret-file "$work/missing" --tab t
+  stderr_has "No such file or directory"
+  run 0 token --help
+  stdout_has "usage: uitrail token --secret-file FILE --tab TAB" ;;
 *)
   echo "cli_test.sh: unknown case $case_name" >&2
   exit 2 ;;

@@ -6,8 +6,12 @@ export interface StartOptions {
   /** The daemon's base URL (default: the page's origin). */
   url?: string;
   /** The ingest token, sent as Sec-WebSocket-Protocol uitrail.token.<token>
-   *  (HTTP: Authorization: Bearer). */
-  token?: string;
+   *  (HTTP: Authorization: Bearer): the shared one of --ingest-token-file,
+   *  or a signed per-tab token (uitraild --ingest-secret-file). A function
+   *  is asked for a token before each connection, with the tab id: signed
+   *  tokens expire, and the daemon closes a socket whose token expired
+   *  (1008), so return a fresh one from the app's backend. */
+  token?: string | ((tab: string) => string | Promise<string>);
   /** The tab id (default: a random id kept in sessionStorage). */
   tab?: string;
   /** Row context: only in tables that opt in with

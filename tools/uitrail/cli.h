@@ -34,6 +34,7 @@ extern const ut_cli_command ut_cli_stats;
 extern const ut_cli_command ut_cli_wait;
 extern const ut_cli_command ut_cli_paths; /* paths.c */
 extern const ut_cli_command ut_cli_mcp;   /* mcp.c: the MCP server */
+extern const ut_cli_command ut_cli_token; /* token.c: signed per-tab ingest tokens */
 
 /* Prints "uitrail NAME: <message>" and the usage line to stderr and
  * returns UT_CLI_USAGE. */

@@ -33,10 +33,15 @@
 
 typedef struct client {
     char runtime_dir[4096];
+    /* The default directory, whose name anyone can predict: checked
+     * before use. One given with --runtime-dir is the user's choice (it
+     * may be another uid's daemon that has --allow-uid for us). */
+    bool check_dir;
 } client;
 
 static bool client_init(client *cl, const char *runtime_dir)
 {
+    cl->check_dir = !runtime_dir;
     if (runtime_dir) {
         snprintf(cl->runtime_dir, sizeof cl->runtime_dir, "%s", runtime_dir);
         return true;
@@ -56,6 +61,20 @@ static int client_connect(const client *cl, const char *name)
     if (n < 0 || (size_t)n >= sizeof sun.sun_path) {
         fprintf(stderr, "uitrail: socket path %s/%s is too long (> %d bytes): use --runtime-dir\n",
                 cl->runtime_dir, name, UT_UNIX_PATH_MAX_BYTES);
+        return -1;
+    }
+    /* In the default directory, only to a daemon of our own uid: a
+     * directory or socket someone else prepared would get our raw events
+     * and could feed us a forged trace. A missing one is reported by
+     * connect below. */
+    char why[1024];
+    ut_status st = UT_OK;
+    if (cl->check_dir)
+        st = ut_runtime_path_check(cl->runtime_dir, UT_RUNTIME_DIR, why, sizeof why);
+    if (cl->check_dir && st == UT_OK)
+        st = ut_runtime_path_check(sun.sun_path, UT_RUNTIME_SOCKET, why, sizeof why);
+    if (st != UT_OK && st != UT_ENOENT) {
+        fprintf(stderr, "uitrail: refusing to connect: %s\n", why);
         return -1;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

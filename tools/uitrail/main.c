@@ -19,6 +19,7 @@ static const ut_cli_command *const commands[] = {
     &ut_cli_wait,
     &ut_cli_paths,
     &ut_cli_mcp,
+    &ut_cli_token,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -551,6 +551,7 @@ static int run_mcp(const ut_cli_command *self, int argc, char **argv)
 
     server s = {.line = UT_BUF_INIT};
     ut__mcp_daemon *d = &s.daemon;
+    d->check_dir = !runtime_dir;
     if (runtime_dir)
         snprintf(d->runtime_dir, sizeof d->runtime_dir, "%s", runtime_dir);
     else if (ut_runtime_dir_default(d->runtime_dir, sizeof d->runtime_dir) != UT_OK)

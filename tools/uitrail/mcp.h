@@ -36,6 +36,7 @@ typedef struct ut__mcp_daemon {
     char addr_text[300];      /* "127.0.0.1:7317", for messages */
     char token_file[4096];
     char runtime_dir[4096];   /* for messages: how to start a daemon there */
+    bool check_dir;           /* the default directory: checked before use (client.c) */
 } ut__mcp_daemon;
 
 typedef enum ut__mcp_http_state {

@@ -16,6 +16,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "uitrail/daemon.h"
+
 #define HTTP_READ_CHUNK_BYTES 16384
 
 static void set_state(ut__mcp_http *h, ut__mcp_http_state state, const char *fmt, ...)
@@ -117,6 +119,23 @@ static void describe_endpoint(const ut__mcp_daemon *d, char *out, size_t len)
         snprintf(out, len, "%s", d->unix_path);
 }
 
+/* Whether what is used from the default runtime directory (http.sock, or
+ * the token file kept there) is ours: see ut_runtime_path_check. A missing
+ * one is reported when it is used. */
+static bool runtime_paths_ok(const ut__mcp_daemon *d, char *err, size_t errlen)
+{
+    size_t n = strlen(d->runtime_dir);
+    bool token_inside = d->tcp && strncmp(d->token_file, d->runtime_dir, n) == 0 &&
+                        d->token_file[n] == '/';
+    if (!d->check_dir || (d->tcp && !token_inside))
+        return true; /* --runtime-dir, --token-file: the user's own choice */
+    ut_status st = ut_runtime_path_check(d->runtime_dir, UT_RUNTIME_DIR, err, errlen);
+    if (st == UT_OK)
+        st = ut_runtime_path_check(d->tcp ? d->token_file : d->unix_path,
+                                   d->tcp ? UT_RUNTIME_FILE : UT_RUNTIME_SOCKET, err, errlen);
+    return st == UT_OK || st == UT_ENOENT;
+}
+
 void ut__mcp_http_start(ut__mcp_http *h, const ut__mcp_daemon *d, const char *target,
                         int64_t now_ms, int64_t timeout_ms)
 {
@@ -128,6 +147,10 @@ void ut__mcp_http_start(ut__mcp_http *h, const ut__mcp_daemon *d, const char *ta
     describe_endpoint(d, h->endpoint, sizeof h->endpoint);
     const char *where = h->endpoint;
 
+    if (!runtime_paths_ok(d, h->error, sizeof h->error)) {
+        h->state = UT__MCP_HTTP_FAILED;
+        return;
+    }
     char token[UT_TOKEN_MAX_BYTES + 2] = "";
     if (d->tcp && !read_token(d, token, sizeof token, h->error, sizeof h->error)) {
         h->state = UT__MCP_HTTP_UNREACHABLE;

@@ -1,5 +1,5 @@
 // A team's typed use of the sender: compiled by tsc --noEmit in
-// types.test.mjs against the package's uitrail.d.ts. The last four calls
+// types.test.mjs against the package's uitrail.d.ts. The last five calls
 // are marked as expected errors: they check that the types refuse what the
 // sender refuses.
 import uitrail, { LIMITS, start, type Tracker, type StartOptions } from '@uitrail/sender';
@@ -12,6 +12,9 @@ tracker.stop({ close: true });
 const second = uitrail.start({ transport: 'http', onRecord: (tag, record) => console.log(tag, record.seq) });
 const max: number = LIMITS.APP_DATA_MAX;
 console.log(second.tab?.length, max);
+// A signed per-tab token from the app's backend, fresh for each connection.
+start({ tab: 'tab-42', token: async (tab) => (await fetch(`/uitrail-token?tab=${tab}`)).text() });
+start({ token: 'shared-ingest-token' });
 
 // @ts-expect-error: rowContext has three values.
 start({ rowContext: 'sometimes' });
@@ -21,3 +24,5 @@ tracker.emit('x', { level: 'fatal' });
 tracker.emit('x', { data: { nested: { a: 1 } } });
 // @ts-expect-error: dom is a boolean.
 start({ dom: 'off' });
+// @ts-expect-error: a token is a string or a function that gives one.
+start({ token: 42 });

@@ -14,7 +14,11 @@ import { randomId, writeSavedTab } from './storage.js';
  *  - baseUrl, token, kind ("websocket" | "http"), measure, tabInUrl: from
  *    the options (tabInUrl: the ingest URL carries ?tab=ID, so that a proxy
  *    in front of several daemons can send every event of a tab to the
- *    daemon that serves its trace; tools/deploy, "A fleet");
+ *    daemon that serves its trace; tools/deploy, "A fleet"). `token` is a
+ *    string, or a function (tab) => string | Promise<string> asked before
+ *    each connection (and each HTTP batch): a signed per-tab token expires,
+ *    and the daemon closes a socket whose token has expired (1008), so the
+ *    app's backend hands out a fresh one;
  *  - tab, seq: the tab id and the last seq used;
  *  - stats: the counters object the tracker exposes;
  *  - onRecord: (tag, record) once a record is complete, or null.
@@ -36,6 +40,17 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
   let ackTimer = 0;
   let sendTimer = 0;
   let stopped = false;
+  let connecting = false;  // asking the token function for a token
+  let lastToken = typeof token === 'function' ? undefined : token;
+
+  /** The token for the next connection or batch: the option's string, or
+   *  what its function gives now (kept for the last send on unload, which
+   *  cannot wait for one). */
+  const nextToken = async () => {
+    if (typeof token !== 'function') return token;
+    lastToken = await token(tab);
+    return lastToken;
+  };
 
   /** Queues a record. A pending entry (a click waiting for its after-click
    *  state, a navigation waiting for its title) holds back the entries
@@ -164,9 +179,22 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
   };
 
   const connect = () => {
+    if (stopped || socket || connecting) return;
+    if (typeof token !== 'function') { openSocket(token); return; }
+    connecting = true;
+    nextToken().then((current) => {
+      connecting = false;
+      openSocket(current);
+    }, () => {
+      connecting = false;
+      scheduleReconnect();
+    });
+  };
+
+  const openSocket = (current) => {
     if (stopped || socket) return;
     const protocols = ['uitrail.v1'];
-    if (token) protocols.push(`uitrail.token.${token}`);
+    if (current) protocols.push(`uitrail.token.${current}`);
     let ws;
     try {
       ws = new WebSocket(ingestUrl.replace(/^http/, 'ws'), protocols);
@@ -199,9 +227,9 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
     };
   };
 
-  const postBatch = (batch, keepalive) => {
+  const postBatch = (batch, keepalive, current) => {
     const headers = { 'content-type': 'application/msgpack' };
-    if (token) headers.authorization = `Bearer ${token}`;
+    if (current) headers.authorization = `Bearer ${current}`;
     return fetch(ingestUrl, {
       method: 'POST', headers, body: batch.bytes,
       keepalive: keepalive && batch.bytes.length <= LIMITS.KEEPALIVE_BODY_MAX_BYTES,
@@ -215,7 +243,7 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
     if (!inflight.length) { inflight.push(batch); inflightEvents += batch.count; }
     httpBusy = true;
     stats.sent += batch.count;
-    postBatch(batch, false).then((response) => {
+    nextToken().then((current) => postBatch(batch, false, current)).then((response) => {
       httpBusy = false;
       if (response.ok || (response.status >= 400 && response.status < 500 &&
           response.status !== 408 && response.status !== 429)) {
@@ -262,7 +290,7 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
     if (kind === 'http') {
       const pendingBatches = inflight.slice(httpBusy ? 1 : 0);
       for (let batch = takeBatch(false); batch; batch = takeBatch(false)) pendingBatches.push(batch);
-      for (const batch of pendingBatches) postBatch(batch, true).catch(() => {});
+      for (const batch of pendingBatches) postBatch(batch, true, lastToken).catch(() => {});
       return;
     }
     if (!socketOpen) return;
