@@ -118,8 +118,9 @@ typedef struct ut_tab_info {
  * "stable" is what a caller waits for: false only while the page is
  * changing. "state" is "stable", "changing", or "unknown" for a tab that
  * never sent a mutation record (then "stable" is true: nothing is known to
- * be changing). "since" is the time of the last mark in whole ms since the
- * epoch (rounded down), null before the first; "intensity" has three
+ * be changing). "since" is the time of the last mark (of the pending user
+ * action while the page answers one: src/core/actions.h) in whole ms since
+ * the epoch (rounded down), null before the first; "intensity" has three
  * decimals, like a mark's. UT_ENOMEM when `out` cannot grow. */
 ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out);
 

@@ -1,8 +1,6 @@
 /* The pending user action of a tab (see actions.h). */
 #include "actions.h"
 
-#include <string.h>
-
 #define DEAD_CLICK_US ((int64_t)UT_DEAD_CLICK_MS * 1000)
 
 static int64_t add_sat(int64_t a, int64_t b)
@@ -65,9 +63,4 @@ bool ut__action_run(ut__action *a, int64_t now, bool scorer_changing, uint32_t q
         return false;
     settle(a, due);
     return true;
-}
-
-void ut__action_reset(ut__action *a)
-{
-    memset(a, 0, sizeof *a);
 }

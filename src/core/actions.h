@@ -44,8 +44,5 @@ int64_t ut__action_deadline(const ut__action *a, bool scorer_changing, uint32_t 
 /* Settles the pending action if its deadline is at or before `now`.
  * True when it did. */
 bool ut__action_run(ut__action *a, int64_t now, bool scorer_changing, uint32_t quiet_ms);
-/* Forgets everything (a page load that resets the tab keeps this: the
- * action that caused the load is still answered by the next page). */
-void ut__action_reset(ut__action *a);
 
 #endif

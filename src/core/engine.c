@@ -781,9 +781,12 @@ void ut__tab_page_status(const ut__tab *t, ut_stab_status *out)
 {
     if (t->stab) {
         ut_stab_status_get(t->stab, out);
-        /* A page answering an action is changing until it settled. */
-        if (t->action.pending)
+        /* A page answering an action is changing from the action until
+         * it settled (actions.h). */
+        if (t->action.pending && out->state == UT_PAGE_STABLE) {
             out->state = UT_PAGE_CHANGING;
+            out->since_us = t->action.at_us;
+        }
         return;
     }
     memset(out, 0, sizeof *out);

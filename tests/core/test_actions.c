@@ -81,6 +81,9 @@ static void test_actions_click_then_delayed_dialog(void **state)
     /* The click puts the page in the pending state at once, before any
      * mutation: the old answer ("stable since the load") is not given. */
     assert_int_equal(page_of(e, "t"), UT_PAGE_CHANGING);
+    ut_tab_info info;
+    assert_int_equal(ut_engine_tab_info(e, ut_str_cstr("t"), &info), UT_OK);
+    assert_true(info.page.since_us == AT(2000)); /* changing since the click */
     assert_int_equal(after_of(e, "t", by_seq(3), AT(2000), NULL), UT_AFTER_PENDING);
     ut_engine_advance(e, AT(2150));
     assert_int_equal(after_of(e, "t", by_seq(3), AT(2150), NULL), UT_AFTER_PENDING);
