@@ -48,7 +48,7 @@ describe('act, then wait until the page answered and settled', { skip: skip || f
     return seq;
   }
 
-  async function assertAnsweredAfterDialog(page, answer, first, consoleLines) {
+  async function assertAnsweredAfterDialog(page, answer, first, consoleLines, t) {
     const { shown, done } = await page.evaluate(() => ({ shown: window.dialogShownAt, done: window.dialogDoneAt }));
     assert.ok(shown && done, `the dialog rendered (${consoleLines.join('\n')})`);
     assert.equal(answer.status, 200);
@@ -58,20 +58,23 @@ describe('act, then wait until the page answered and settled', { skip: skip || f
     assert.ok(answer.at >= done, `answered at ${answer.at} ${JSON.stringify(answer.body)}, dialog complete at ${done}`);
     assert.ok(answer.body.since >= done, `stable since ${answer.body.since}, dialog complete at ${done}`);
     assert.ok(answer.body.marks > first.marks);
+    // A measurement, not an assertion: how long after the page's last
+    // change the wait answered (the quiet time, and the way back).
+    t?.diagnostic(`answered ${answer.at - done} ms after the dialog was complete (stable mark ${answer.body.since - done} ms after)`);
   }
 
-  test('test_stable_after_seq', async () => {
+  test('test_stable_after_seq', async (t) => {
     const tab = uniqueTab('act-seq');
     const { page, consoleLines, first } = await openSettled(tab);
     await page.click('#open');
     const seq = await clickSeq(tab);
     const answer = await waitNow(tab, `&after=${seq}`);
     assert.equal(answer.body.after, 'settled');
-    await assertAnsweredAfterDialog(page, answer, first, consoleLines);
+    await assertAnsweredAfterDialog(page, answer, first, consoleLines, t);
     await page.close();
   });
 
-  test('test_stable_after_ms_asked_before_the_click_arrives', async () => {
+  test('test_stable_after_ms_asked_before_the_click_arrives', async (t) => {
     const tab = uniqueTab('act-ms');
     const { page, consoleLines, first } = await openSettled(tab);
     const before = await page.evaluate(() => Date.now());
@@ -84,9 +87,9 @@ describe('act, then wait until the page answered and settled', { skip: skip || f
     const plain = (async () => { await page.click('#open'); await clickSeq(tab); return waitNow(tab, ''); })();
     const [answer, plainAnswer] = await Promise.all([pending, plain]);
     assert.equal(answer.body.after, 'settled');
-    await assertAnsweredAfterDialog(page, answer, first, consoleLines);
+    await assertAnsweredAfterDialog(page, answer, first, consoleLines, t);
     assert.equal(plainAnswer.body.after, undefined);
-    await assertAnsweredAfterDialog(page, plainAnswer, first, consoleLines);
+    await assertAnsweredAfterDialog(page, plainAnswer, first, consoleLines, t);
     await page.close();
   });
 });
