@@ -9,12 +9,26 @@
  *   bench_core ingest [EVENTS]       ns per event from Forward bytes to the
  *                                    ring: decode, validate, redact, apply
  *   bench_core memory TABS           resident bytes per tab with a full ring
+ *   bench_core memory-limits TABS [BUDGET]
+ *                                    tabs with every field at its limit under
+ *                                    --max-memory BUDGET (default 100 MiB; 0:
+ *                                    none): tabs kept, bytes counted, RSS
+ *   bench_core redact-text LEN FILL N
+ *                                    N ut_redact_text of FILL repeated to LEN
+ *                                    bytes, nothing printed: run it under
+ *                                    callgrind (instructions do not depend
+ *                                    on the machine's load)
+ *   bench_core redact [EVENTS]       ns per ut_redact_event: a typical click;
+ *                                    an event with every text field at its
+ *                                    limit of ordinary UI text, and of each
+ *                                    hostile fill ("1 1 1 ...", ...)
  *
  * Prints name=value results on one line. Timed loops run a few times and
  * the median is reported, as the machine is shared and noisy. */
 #include "workload.h"
 
 #include "uitrail/engine.h"
+#include "uitrail/redact.h"
 #include "uitrail/wire.h"
 
 #include <inttypes.h>
@@ -292,6 +306,237 @@ static void bench_memory(uint32_t tabs)
     ut_engine_free(e);
 }
 
+/* The median nanoseconds of one ut_redact_event of `ev`. */
+__attribute__((noinline)) static double redact_ns(ut_redactor *r, const ut_event *ev, uint32_t events)
+{
+    ut_buf scratch = UT_BUF_INIT;
+    double runs[REPEATS];
+    for (int k = 0; k < REPEATS; k++) {
+        uint64_t t0 = now_ns();
+        for (uint32_t i = 0; i < events; i++) {
+            ut_buf_reset(&scratch);
+            ut_event out;
+            ut_status st = ut_redact_event(r, ev, &out, &scratch);
+            if (st != UT_OK)
+                fail("redacting an event", st);
+        }
+        runs[k] = (double)(now_ns() - t0) / events;
+    }
+    ut_buf_free(&scratch);
+    return median(runs, REPEATS);
+}
+
+/* `pattern` repeated to `len` bytes (cut on a character boundary). */
+static ut_str filled(char *buf, size_t len, const char *pattern)
+{
+    size_t plen = strlen(pattern);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = pattern[i % plen];
+    while (len > 0 && ((unsigned char)buf[len] & 0xC0) == 0x80)
+        len--;
+    return ut_str_from(buf, len);
+}
+
+/* A dialog event with every redacted text field at its protocol limit,
+ * filled with `pattern`. */
+static ut_event event_at_limits(const char *pattern)
+{
+    static char url[UT_URL_MAX_BYTES + 1], title[UT_TITLE_MAX_BYTES + 1], name[UT_NAME_MAX_BYTES + 1],
+        value[UT_VALUE_MAX_BYTES + 1], text[UT_DIALOG_TEXT_MAX_BYTES + 1], cell[UT_CELL_MAX_BYTES + 1],
+        role[UT_ROLE_MAX_BYTES + 1], el[UT_EL_MAX_BYTES + 1];
+    ut_event ev = {.kind = UT_KIND_DIALOG, .tab = UT_STR_LIT("tab-1"), .has_value = true,
+                   .ctx = {.kind = UT_CTX_ROW, .ncells = UT_CTX_CELLS_MAX}};
+    ev.url = filled(url, UT_URL_MAX_BYTES, pattern);
+    ev.title = filled(title, UT_TITLE_MAX_BYTES, pattern);
+    ev.role = filled(role, UT_ROLE_MAX_BYTES, pattern);
+    ev.el = filled(el, UT_EL_MAX_BYTES, pattern);
+    ev.name = filled(name, UT_NAME_MAX_BYTES, pattern);
+    ev.value = filled(value, UT_VALUE_MAX_BYTES, pattern);
+    ev.text = filled(text, UT_DIALOG_TEXT_MAX_BYTES, pattern);
+    ev.ctx.name = filled(cell, UT_CELL_MAX_BYTES, pattern);
+    for (uint32_t i = 0; i < UT_CTX_CELLS_MAX; i++)
+        ev.ctx.cells[i] = ev.ctx.name;
+    return ev;
+}
+
+/* Ordinary UI text: names, prices, dates, SKUs, order numbers. */
+#define TYPICAL_TEXT "Order 4411 \xC2\xB7 Blue Widget SKU-1234 $24.99 shipped 2026-05-14 14:32, qty 3. "
+
+/* Inputs that put a candidate start for a pattern with checks on every few
+ * bytes: the worst cases of each family. */
+static const char *const hostile_fills[] = {
+    "1 ", "1.", "1-", "0 1 ", "111-11-", "+1 ", "DE89 ", "@a.1", "a@a.", "aA1b", "%40a.", "a-", "a1-", "1a-",
+};
+
+/* Tab i's event k with every field at its limit (ordinary words, which
+ * redaction keeps): navigations, clicks in rows of full cells, dialogs
+ * with full snapshots, alerts. */
+static ut_event limits_step(const char *tab, uint32_t k, int64_t t_us, char *el, size_t el_cap)
+{
+    static char url[UT_URL_MAX_BYTES + 1], name[UT_NAME_MAX_BYTES + 1], cell[UT_CELL_MAX_BYTES + 1],
+        text[UT_DIALOG_TEXT_MAX_BYTES + 1], alert[UT_ALERT_TEXT_MAX_BYTES + 1];
+    static const char words[] = " Blue Widget, shipped to the warehouse.";
+    ut_event ev = {.tab = ut_str_cstr(tab), .time_us = t_us};
+    snprintf(el, el_cap, "%0*u", UT_EL_MAX_BYTES - 1, k);
+    ev.el = ut_str_cstr(el);
+    switch (k % 4) {
+    case 0:
+        ev.kind = UT_KIND_NAV;
+        ev.url = filled(url, UT_URL_MAX_BYTES, "https://x.test/a/b");
+        ev.title = filled(name, UT_TITLE_MAX_BYTES, words);
+        ev.how = UT_NAV_PUSH;
+        break;
+    case 1:
+        ev.kind = UT_KIND_CLICK;
+        ev.role = UT_STR_LIT("button");
+        ev.name = filled(name, UT_NAME_MAX_BYTES, words);
+        ev.ctx.kind = UT_CTX_ROW;
+        ev.ctx.ncells = UT_CTX_CELLS_MAX;
+        for (uint32_t c = 0; c < UT_CTX_CELLS_MAX; c++)
+            ev.ctx.cells[c] = filled(cell, UT_CELL_MAX_BYTES, words);
+        break;
+    case 2:
+        ev.kind = UT_KIND_DIALOG;
+        ev.dialog_state = UT_DIALOG_OPEN;
+        ev.role = UT_STR_LIT("dialog");
+        ev.name = filled(name, UT_NAME_MAX_BYTES, words);
+        ev.text = filled(text, UT_DIALOG_TEXT_MAX_BYTES, words);
+        break;
+    default:
+        ev.kind = UT_KIND_ALERT;
+        ev.role = UT_STR_LIT("alert");
+        ev.text = filled(alert, UT_ALERT_TEXT_MAX_BYTES, words);
+        ev.level = UT_LEVEL_ERROR;
+        break;
+    }
+    return ev;
+}
+
+#define LIMITS_EVENTS_PER_TAB 40 /* twice the default ring, and 8 dialogs */
+
+static void bench_memory_limits(uint32_t tabs, uint64_t budget)
+{
+    ut_config cfg;
+    ut_config_defaults(&cfg);
+    cfg.reorder_ms = 0;
+    cfg.max_memory = budget;
+    if (tabs > cfg.max_tabs)
+        cfg.max_tabs = tabs;
+    char err[256];
+    ut_engine *e;
+    if (ut_engine_new(&cfg, &e, err, sizeof err) != UT_OK) {
+        fprintf(stderr, "bench_core: %s\n", err);
+        exit(1);
+    }
+    uint64_t before = rss_bytes();
+    int64_t t_us = INT64_C(1715693490000000);
+    for (uint32_t tab = 0; tab < tabs; tab++) {
+        char key[32], el[UT_EL_MAX_BYTES + 1];
+        snprintf(key, sizeof key, "tab-%u", tab);
+        for (uint32_t k = 0; k < LIMITS_EVENTS_PER_TAB; k++, t_us += 1000) {
+            ut_event ev = limits_step(key, k, t_us, el, sizeof el);
+            ut_status st = ut_engine_apply(e, &ev);
+            if (st != UT_OK)
+                fail("applying an event at the field limits", st);
+        }
+    }
+    uint64_t after = rss_bytes();
+    ut_engine_stats st;
+    ut_engine_stats_get(e, &st);
+    printf("tabs_fed=%u max_memory=%" PRIu64 " tabs_kept=%" PRIu64 " evicted_memory=%" PRIu64
+           " tab_bytes=%" PRIu64 " counted_per_tab=%.0f rss_growth=%" PRIu64 " rss_per_tab=%.0f\n",
+           tabs, budget, st.tabs, st.evicted_memory, st.tab_bytes,
+           st.tabs ? (double)st.tab_bytes / (double)st.tabs : 0.0, after - before,
+           st.tabs ? (double)(after - before) / (double)st.tabs : 0.0);
+    ut_engine_free(e);
+}
+
+#define REDACT_ROUNDS 9
+
+/* The shared machine's load changes during a run: every case is timed
+ * once per round, rounds interleave the cases, and each case keeps its
+ * fastest round, so that the ratios compare like with like. */
+static void bench_redact(uint32_t events)
+{
+    ut_redactor *r;
+    char err[256];
+    if (ut_redactor_new(NULL, 0, &r, err, sizeof err) != UT_OK) {
+        fprintf(stderr, "bench_core: %s\n", err);
+        exit(1);
+    }
+    enum { N_HOSTILE = sizeof hostile_fills / sizeof hostile_fills[0], N_CASES = N_HOSTILE + 2 };
+    ut_event cases[N_CASES];
+    ut_event *click = &cases[0];
+    *click = (ut_event){.kind = UT_KIND_CLICK, .tab = UT_STR_LIT("tab-1"), .role = UT_STR_LIT("button"),
+                        .el = UT_STR_LIT("edit-4411"), .url = UT_STR_LIT("https://shop.test/orders?page=2"),
+                        .title = UT_STR_LIT("Orders - Shop admin"), .name = UT_STR_LIT("Edit Item"),
+                        .ctx = {.kind = UT_CTX_ROW, .ncells = 4}};
+    static const char *const cells[] = {"Blue Widget", "SKU-1234", "$24.99", "Published"};
+    for (uint32_t i = 0; i < 4; i++)
+        click->ctx.cells[i] = ut_str_cstr(cells[i]);
+    /* event_at_limits fills static buffers: each case gets its own copy. */
+    static char storage[N_CASES][UT_DIALOG_TEXT_MAX_BYTES * 2 + UT_CELL_MAX_BYTES * 2 + 1024];
+    for (size_t c = 1; c < N_CASES; c++) {
+        ut_event ev = event_at_limits(c == 1 ? TYPICAL_TEXT : hostile_fills[c - 2]);
+        char *at = storage[c];
+        ut_str *fields[] = {&ev.url, &ev.title, &ev.role, &ev.el, &ev.name, &ev.value, &ev.text, &ev.ctx.name};
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+            memcpy(at, fields[f]->ptr, fields[f]->len);
+            *fields[f] = ut_str_from(at, fields[f]->len);
+            at += fields[f]->len;
+        }
+        for (uint32_t i = 0; i < UT_CTX_CELLS_MAX; i++)
+            ev.ctx.cells[i] = ev.ctx.name;
+        cases[c] = ev;
+    }
+    uint32_t big = events / 100 ? events / 100 : 1; /* events at limits are ~100x larger */
+    double best[N_CASES];
+    for (size_t c = 0; c < N_CASES; c++)
+        best[c] = 1e300;
+    for (int round = 0; round < REDACT_ROUNDS; round++) {
+        for (size_t c = 0; c < N_CASES; c++) {
+            double ns = redact_ns(r, &cases[c], c == 0 ? events : big);
+            if (ns < best[c])
+                best[c] = ns;
+        }
+    }
+    double typical_ns = best[1];
+    printf("redact_click_ns=%.0f redact_typical_at_limits_ns=%.0f\n", best[0], typical_ns);
+    size_t worst = 2;
+    for (size_t c = 2; c < N_CASES; c++) {
+        printf("redact_fill='%s' ns=%.0f over_typical=%.2f\n", hostile_fills[c - 2], best[c], best[c] / typical_ns);
+        if (best[c] > best[worst])
+            worst = c;
+    }
+    printf("redact_worst_fill='%s' redact_worst_ns=%.0f worst_over_typical=%.2f\n", hostile_fills[worst - 2],
+           best[worst], best[worst] / typical_ns);
+    ut_redactor_free(r);
+}
+
+static void bench_redact_text(size_t len, const char *fill, unsigned long n)
+{
+    ut_redactor *r;
+    char err[256];
+    if (ut_redactor_new(NULL, 0, &r, err, sizeof err) != UT_OK || !*fill || len > (1u << 20)) {
+        fprintf(stderr, "bench_core: %s\n", *fill && len <= (1u << 20) ? err : "bad LEN or FILL");
+        exit(1);
+    }
+    char *buf = malloc(len + 1);
+    if (!buf)
+        exit(1);
+    ut_str text = filled(buf, len, fill);
+    ut_buf out = UT_BUF_INIT;
+    for (unsigned long i = 0; i < n; i++) {
+        ut_buf_reset(&out);
+        ut_status st = ut_redact_text(r, text, &out);
+        if (st != UT_OK)
+            fail("redacting a text", st);
+    }
+    ut_buf_free(&out);
+    free(buf);
+    ut_redactor_free(r);
+}
+
 static uint32_t arg_or(int argc, char **argv, uint32_t fallback)
 {
     if (argc < 3)
@@ -314,10 +559,17 @@ int main(int argc, char **argv)
         bench_mutation(arg_or(argc, argv, 200000));
     else if (strcmp(what, "ingest") == 0)
         bench_ingest(arg_or(argc, argv, 200000));
+    else if (strcmp(what, "memory-limits") == 0 && (argc == 3 || argc == 4))
+        bench_memory_limits(arg_or(argc, argv, 1000),
+                            argc == 4 ? strtoull(argv[3], NULL, 10) : (UINT64_C(100) << 20));
+    else if (strcmp(what, "redact-text") == 0 && argc == 5)
+        bench_redact_text(strtoul(argv[2], NULL, 10), argv[3], strtoul(argv[4], NULL, 10));
+    else if (strcmp(what, "redact") == 0)
+        bench_redact(arg_or(argc, argv, 200000));
     else if (strcmp(what, "memory") == 0 && argc == 3)
         bench_memory(arg_or(argc, argv, 1000));
     else {
-        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | memory TABS\n", stderr);
+        fputs("Usage: bench_core trace [ITERATIONS [text|json]] | mutation [EVENTS] | ingest [EVENTS] | redact [EVENTS] | memory TABS | memory-limits TABS [BUDGET] | redact-text LEN FILL N\n", stderr);
         return 2;
     }
     return 0;

@@ -19,6 +19,10 @@
 typedef struct ut_config {
     uint32_t ring_size;        /* entries per tab, UT_RING_MIN..UT_RING_MAX */
     uint32_t max_tabs;         /* least recently used tab evicted beyond it */
+    /* Bytes of tab state over all tabs (ut_engine_stats.tab_bytes); the
+     * least recently active tabs are evicted beyond it, never the one an
+     * event just went to. 0: no budget; else at least UT_MEMORY_MIN_BYTES. */
+    uint64_t max_memory;
     uint32_t idle_ms;          /* a tab with no event for this long is evicted */
     uint32_t debounce_ms;      /* same element within it: one entry */
     bool reset_on_load;        /* a full page load empties the ring */
@@ -94,11 +98,12 @@ typedef enum ut_trace_format { UT_TRACE_TEXT, UT_TRACE_JSON } ut_trace_format;
 typedef struct ut_trace_opts {
     ut_trace_format format;
     uint32_t limit;      /* newest entries to show; 0: all */
-    uint32_t max_tokens; /* drop the oldest lines to stay under; 0: no cap */
+    uint32_t max_tokens; /* drop the least useful lines to stay under; 0: no cap */
     bool framed;         /* wrap for the assistant prompt (protocol §4) */
+    bool compact;        /* JSON: leave out what a prompt cannot use (protocol §4.4) */
 } ut_trace_opts;
 
-#define UT_TRACE_OPTS_DEFAULT ((ut_trace_opts){UT_TRACE_TEXT, 0, 0, false})
+#define UT_TRACE_OPTS_DEFAULT ((ut_trace_opts){UT_TRACE_TEXT, 0, 0, false, false})
 
 /* Appends the trace of `tab` to `out`. UT_ENOENT for an unknown tab. */
 ut_status ut_engine_trace(const ut_engine *e, ut_str tab, const ut_trace_opts *opts, ut_buf *out);
@@ -181,6 +186,8 @@ typedef struct ut_engine_stats {
                             memory ran out when they were */
     uint64_t evicted_idle;
     uint64_t evicted_cap;
+    uint64_t evicted_memory; /* beyond max_memory */
+    uint64_t tab_bytes;      /* tab state now held, as max_memory counts it */
     uint64_t tabs;
     uint64_t marks;
 } ut_engine_stats;

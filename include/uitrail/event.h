@@ -173,7 +173,11 @@ typedef struct ut_event {
 /* Appends `in` to `out` as valid UTF-8 of at most `max_bytes` bytes. Each
  * maximal ill-formed subsequence (Unicode §3.9: stray continuation bytes,
  * overlong forms, encoded surrogates, code points above U+10FFFF, a
- * sequence cut short) becomes one U+FFFD, as in browsers' decoders. The
+ * sequence cut short) becomes one U+FFFD, as in browsers' decoders.
+ * Characters that are invisible and can disguise text are dropped: C1
+ * controls, bidi controls (U+202A-202E, U+2066-2069, U+200E, U+200F,
+ * U+061C) and zero-width characters (U+200B-200D, U+2060, U+FEFF); U+0085
+ * NEL becomes "\n". The
  * text is cut before the first character (an inserted U+FFFD included)
  * that would not fit whole. Returns UT_OK, or UT_ENOMEM with `out`
  * unchanged. */

@@ -61,6 +61,12 @@
 #define UT_RING_MIN 1
 #define UT_RING_MAX 1000
 #define UT_TABS_DEFAULT 100000
+/* --max-memory: bytes of tab state (rings, dialogs, pages, scorers, held
+ * events) over all tabs; the least recently active tabs are evicted beyond
+ * it. 1 GiB holds ~10 000 tabs with every field at its limit (~108 kB
+ * each) or the default tab cap of ordinary tabs. 0 turns the budget off. */
+#define UT_MEMORY_DEFAULT_BYTES (UINT64_C(1) << 30)
+#define UT_MEMORY_MIN_BYTES (UINT64_C(1) << 20)
 #define UT_TABS_MAX 10000000
 #define UT_IDLE_DEFAULT_MS (60 * 60 * 1000)
 #define UT_DEBOUNCE_DEFAULT_MS 300

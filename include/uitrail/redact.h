@@ -45,12 +45,14 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out);
  * changes (ev->sens) lose name, context and value here (has_value false;
  * len and checked stay).
  *
- * Redacted: url (as a URL), title, name, value, text, ctx.name and each
- * cell; a field that a replacement made longer than its protocol limit is
- * cut back on a character boundary. Copied verbatim: tab, role and el,
- * which are keys and roles chosen by the page's code, not what the user
- * sees; redacting them could merge distinct keys (every 32-hex-digit key
- * would become "[token]"). Mutation records carry only keys and counts:
+ * Redacted: url (as a URL), title, role, name, value, text, ctx.name and
+ * each cell; el without the token family (a key of 32 hex digits stays
+ * itself rather than merge with every other as "[token]"; a key built
+ * from an e-mail address loses it); a field that a replacement made longer
+ * than its protocol limit is cut back on a character boundary. Copied
+ * verbatim: tab, the sender's own id. Fullwidth digits and '＠' '．' '－'
+ * '＋' are matched as their ASCII forms; a text in which something was
+ * redacted comes out with them folded to ASCII. Mutation records carry only keys and counts:
  * out->recs stays borrowed from ev. On error (UT_ENOMEM) *out is untouched
  * and scratch is as it was. */
 ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_buf *scratch);

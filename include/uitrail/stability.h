@@ -108,6 +108,8 @@ typedef struct ut_stab ut_stab;
  * after that page's initial render. Scoring never allocates. */
 ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out);
 void ut_stab_free(ut_stab *s);
+/* The bytes a scorer holds (it is one allocation of a fixed size). */
+size_t ut_stab_size(void);
 
 /* A page load or reload starts a new page: history is forgotten. */
 void ut_stab_page_load(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud);

@@ -38,6 +38,7 @@ void ut_config_defaults(ut_config *c)
     memset(c, 0, sizeof *c);
     c->ring_size = UT_RING_DEFAULT;
     c->max_tabs = UT_TABS_DEFAULT;
+    c->max_memory = UT_MEMORY_DEFAULT_BYTES;
     c->idle_ms = UT_IDLE_DEFAULT_MS;
     c->debounce_ms = UT_DEBOUNCE_DEFAULT_MS;
     c->reset_on_load = false;
@@ -63,6 +64,9 @@ static ut_status config_check(const ut_config *c, char *err, size_t errlen)
                            " entries");
     if (c->max_tabs < UT_TABS_MIN || c->max_tabs > UT_TABS_MAX)
         return range_error(err, errlen, "tab cap", c->max_tabs, UT_TABS_MIN, UT_TABS_MAX, " tabs");
+    if (c->max_memory != 0 && c->max_memory < UT_MEMORY_MIN_BYTES)
+        return range_error(err, errlen, "memory budget (0: none)", c->max_memory, UT_MEMORY_MIN_BYTES,
+                           UINT64_MAX, " bytes");
     if (c->idle_ms < UT_IDLE_MIN_MS)
         return range_error(err, errlen, "idle time", c->idle_ms, UT_IDLE_MIN_MS, UINT32_MAX, " ms");
     if (c->debounce_ms > UT_DEBOUNCE_MAX_MS)
@@ -158,6 +162,7 @@ void ut_engine_stats_get(const ut_engine *e, ut_engine_stats *out)
 {
     *out = e->stats;
     out->tabs = e->tabs.count;
+    out->tab_bytes = e->tab_bytes;
 }
 
 /* ---- Observer plumbing ---- */
@@ -183,8 +188,17 @@ static void on_stab_mark(void *ud, const ut_mark *m)
     notify_trace(ms->engine, ms->tab);
 }
 
+/* Counts `t` again after a change (see ut_config.max_memory). */
+static void tab_account(ut_engine *e, ut__tab *t)
+{
+    e->tab_bytes -= t->bytes;
+    t->bytes = ut__tab_bytes(t);
+    e->tab_bytes += t->bytes;
+}
+
 static void tab_drop(ut_engine *e, ut__tab *t, bool evicted)
 {
+    e->tab_bytes -= t->bytes;
     /* Events still held go with their tab. */
     e->stats.held -= t->reorder.count;
     e->stats.lost += t->reorder.count;
@@ -316,6 +330,18 @@ static void tab_run_timers(ut_engine *e, ut__tab *t, int64_t now)
 
 static bool tab_release(ut_engine *e, ut__tab *t);
 
+/* Evicts the least recently active tabs while the tabs hold more than the
+ * budget, as Redis does under maxmemory with allkeys-lru. The most
+ * recently active tab stays, whatever it holds: it is the one an event
+ * just went to, and a single tab is bounded by the ring and field limits. */
+static void enforce_memory(ut_engine *e)
+{
+    while (e->cfg.max_memory && e->tab_bytes > e->cfg.max_memory && e->tabs.count > 1) {
+        e->stats.evicted_memory++;
+        tab_drop(e, e->tabs.lru_tail, true);
+    }
+}
+
 void ut_engine_advance(ut_engine *e, int64_t now_us)
 {
     if (now_us > e->clock_us)
@@ -327,6 +353,7 @@ void ut_engine_advance(ut_engine *e, int64_t now_us)
             continue; /* a held close removed the tab */
         /* Held events are later than this (else they would have gone). */
         tab_run_due(e, t, add_sat(add_sat(clock, t->offset_us), -tab_timer_lag_us(e, t)));
+        tab_account(e, t);
         tab_schedule(e, t);
         /* A scorer that still reports a due mark after advancing past it
          * must not spin this loop: look again at the next advance. */
@@ -338,6 +365,7 @@ void ut_engine_advance(ut_engine *e, int64_t now_us)
         e->stats.evicted_idle++;
         tab_drop(e, t, true);
     }
+    enforce_memory(e);
 }
 
 int64_t ut_engine_next_deadline(const ut_engine *e)
@@ -768,10 +796,12 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
     ut__tabs_touch(&e->tabs, t);
     if (!tab_release(e, t))
         return UT_OK;
+    tab_account(e, t);
     if (created && e->tabs.count > e->cfg.max_tabs) {
         e->stats.evicted_cap++;
         tab_drop(e, e->tabs.lru_tail, true);
     }
+    enforce_memory(e);
     return UT_OK;
 }
 

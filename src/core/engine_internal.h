@@ -30,6 +30,7 @@ struct ut_engine {
     ut__tabs tabs;
     int64_t clock_us;
     uint64_t serial;  /* events accepted so far: orders held events of equal time */
+    uint64_t tab_bytes; /* the sum of every tab's `bytes` (ut_config.max_memory) */
     ut_engine_stats stats;
     ut_buf scratch;  /* the redacted event's text, reused for every event */
     ut_buf build;    /* lists and paths being assembled, reused */

@@ -27,6 +27,8 @@
 
 #include "uitrail/redact.h"
 
+#include "redact_card.h"
+
 #include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,8 +38,6 @@
 /* ---- Callouts: the checks a pattern cannot express ---- */
 
 enum {
-    CALLOUT_LUHN = 1,         /* payment card: Luhn check digit */
-    CALLOUT_IBAN = 2,         /* IBAN: length and mod-97 checksum */
     CALLOUT_PHONE_INTL = 3,   /* +CC number: PHONE_INTL_MIN..MAX_DIGITS */
     CALLOUT_PHONE_TRUNK = 4,  /* national number with trunk 0: PHONE_TRUNK_MIN..MAX_DIGITS */
     CALLOUT_RANDOM_B64 = 5,   /* a long base64 run that looks random */
@@ -67,26 +67,6 @@ static size_t count_digits(const unsigned char *s, size_t n)
     return digits;
 }
 
-/* The Luhn check over the digits of s (separators skipped). */
-static bool luhn_valid(const unsigned char *s, size_t n)
-{
-    unsigned sum = 0;
-    bool double_it = false;
-    for (size_t i = n; i-- > 0;) {
-        if (s[i] < '0' || s[i] > '9')
-            continue;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (double_it) {
-            d *= 2;
-            if (d > 9)
-                d -= 9;
-        }
-        sum += d;
-        double_it = !double_it;
-    }
-    return sum % 10 == 0;
-}
-
 static int alnum_value(unsigned char c)
 {
     if (c >= '0' && c <= '9')
@@ -100,28 +80,78 @@ static int alnum_value(unsigned char c)
 
 /* ISO 13616: the country code and check digits move to the end, letters
  * count as 10..35, and the whole number must leave 1 modulo 97. Spaces
- * are skipped. */
-static bool iban_valid(const unsigned char *s, size_t n)
+ * are skipped.
+ *
+ * The IBAN pattern backtracks over up to 24 candidate lengths at each
+ * start ("DE89 DE89 DE89 ..." puts a start every five bytes), so the check
+ * must not rescan a candidate: before the IBAN pass, one scan of the text
+ * computes the value mod 97 of every prefix (Horner's rule, spaces and
+ * other non-alphanumerics skipped), and any substring's value follows in
+ * O(1): value(a, b) = P[b] - P[a] * 10^(digits between a and b). */
+#define IBAN_DIGITS_PERIOD 96 /* 10 has order 96 modulo the prime 97 */
+
+typedef struct iban_prefix {
+    uint8_t value;  /* text[0, i) as a decimal number, mod 97 */
+    uint8_t digits; /* decimal digits of that number (a letter is two), mod 96 */
+    uint16_t chars; /* alphanumerics in text[0, i), mod 2^16 */
+} iban_prefix;
+
+typedef struct iban_prefixes {
+    iban_prefix *at; /* text length + 1 entries */
+    size_t cap;
+    uint8_t pow10[IBAN_DIGITS_PERIOD]; /* 10^k mod 97 */
+} iban_prefixes;
+
+static ut_status iban_prefixes_compute(iban_prefixes *p, const unsigned char *s, size_t len)
 {
-    unsigned char chars[IBAN_MAX_CHARS];
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == ' ')
-            continue;
-        if (len == IBAN_MAX_CHARS)
-            return false;
-        chars[len++] = s[i];
+    if (len + 1 > p->cap) {
+        size_t cap = p->cap ? p->cap : 256;
+        while (cap < len + 1)
+            cap *= 2;
+        iban_prefix *at = ut_realloc(p->at, cap * sizeof *at);
+        if (!at)
+            return UT_ENOMEM;
+        p->at = at;
+        p->cap = cap;
     }
-    if (len < IBAN_MIN_CHARS)
+    if (p->pow10[0] == 0) {
+        unsigned v = 1;
+        for (size_t k = 0; k < IBAN_DIGITS_PERIOD; k++, v = v * 10 % 97)
+            p->pow10[k] = (uint8_t)v;
+    }
+    iban_prefix cur = {0, 0, 0};
+    p->at[0] = cur;
+    for (size_t i = 0; i < len; i++) {
+        int v = alnum_value(s[i]);
+        if (v >= 0) {
+            bool letter = v >= 10;
+            cur.value = (uint8_t)((cur.value * (letter ? 100u : 10u) + (unsigned)v) % 97u);
+            cur.digits = (uint8_t)((cur.digits + (letter ? 2u : 1u)) % IBAN_DIGITS_PERIOD);
+            cur.chars++;
+        }
+        p->at[i + 1] = cur;
+    }
+    return UT_OK;
+}
+
+/* The value mod 97 of the alphanumerics of text[a, b). */
+static unsigned iban_value(const iban_prefixes *p, size_t a, size_t b)
+{
+    unsigned k = (p->at[b].digits + IBAN_DIGITS_PERIOD - p->at[a].digits) % IBAN_DIGITS_PERIOD;
+    return (p->at[b].value + 97u * 97u - p->at[a].value * p->pow10[k]) % 97u;
+}
+
+/* The candidate text[start, start + n): country code and check digits
+ * (the pattern guarantees two letters and two digits), then the BBAN. */
+static bool iban_valid(const iban_prefixes *p, size_t start, size_t n)
+{
+    size_t end = start + n;
+    uint16_t chars = (uint16_t)(p->at[end].chars - p->at[start].chars);
+    if (chars < IBAN_MIN_CHARS || chars > IBAN_MAX_CHARS)
         return false;
-    unsigned rem = 0;
-    for (size_t k = 0; k < len; k++) {
-        int v = alnum_value(chars[(k + 4) % len]);
-        if (v < 0)
-            return false;
-        rem = (rem * (v >= 10 ? 100u : 10u) + (unsigned)v) % 97u;
-    }
-    return rem == 1;
+    /* The BBAN, then the four moved to the end: six decimal digits. */
+    unsigned rotated = (iban_value(p, start + 4, end) * p->pow10[6] + iban_value(p, start, start + 4)) % 97u;
+    return rotated == 1;
 }
 
 static int char_class(unsigned char c)
@@ -159,12 +189,6 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
     size_t n = cb->current_position - cb->start_match;
     bool ok = true;
     switch (cb->callout_number) {
-    case CALLOUT_LUHN:
-        ok = luhn_valid(s, n);
-        break;
-    case CALLOUT_IBAN:
-        ok = iban_valid(s, n);
-        break;
     case CALLOUT_PHONE_INTL: {
         size_t d = count_digits(s, n);
         ok = d >= PHONE_INTL_MIN_DIGITS && d <= PHONE_INTL_MAX_DIGITS;
@@ -191,19 +215,24 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
 typedef struct text_profile {
     size_t digits;
     size_t longest_token_run; /* bytes of [A-Za-z0-9_.~+/=-] in a row */
+    size_t longest_lettered_run; /* the longest such run with a letter in it */
+    size_t longest_hex_run;      /* bytes of [0-9A-Fa-f] in a row */
     bool has_at;              /* '@' or its URL encoding %40 */
     bool has_bearer;          /* "bearer", any case */
 } text_profile;
 
 #define TOKEN_MIN_RUN 15  /* shortest token the token pattern matches (xoxb- + 10) */
 #define BEARER_MIN_RUN 8  /* shortest token after "Bearer" */
+#define HEX_MIN_RUN 32    /* the token pattern's hex secrets */
 #define CARD_MIN_DIGITS 13
 #define SSN_DIGITS 9
 #define IBAN_MIN_DIGITS 9 /* every IBAN has far more; a cheap lower bound */
 
+/* Every token but a hex one or one after "Bearer" has a letter: a long
+ * run of digits and dashes ("1-1-1-...") does not need the token pass. */
 static bool may_hold_token(const text_profile *p)
 {
-    return p->longest_token_run >= TOKEN_MIN_RUN ||
+    return p->longest_lettered_run >= TOKEN_MIN_RUN || p->longest_hex_run >= HEX_MIN_RUN ||
            (p->has_bearer && p->longest_token_run >= BEARER_MIN_RUN);
 }
 static bool may_hold_email(const text_profile *p) { return p->has_at; }
@@ -221,7 +250,8 @@ static bool is_token_char(unsigned char c)
 static void profile_text(ut_str in, text_profile *p)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
-    size_t run = 0;
+    size_t run = 0, hex_run = 0;
+    bool run_lettered = false;
     *p = (text_profile){0};
     for (size_t i = 0; i < in.len; i++) {
         unsigned char c = s[i];
@@ -229,11 +259,19 @@ static void profile_text(ut_str in, text_profile *p)
         if (c == '@' || (c == '%' && i + 2 < in.len && s[i + 1] == '4' && s[i + 2] == '0'))
             p->has_at = true;
         if (is_token_char(c)) {
+            run_lettered |= char_class(c) >= 2;
             if (++run > p->longest_token_run)
                 p->longest_token_run = run;
+            if (run_lettered && run > p->longest_lettered_run)
+                p->longest_lettered_run = run;
         } else {
             run = 0;
+            run_lettered = false;
         }
+        bool hex = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+        hex_run = hex ? hex_run + 1 : 0;
+        if (hex_run > p->longest_hex_run)
+            p->longest_hex_run = hex_run;
         if ((c | 0x20) == 'b' && i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
             p->has_bearer = true;
     }
@@ -281,21 +319,42 @@ static const char email_pattern[] =
     "(?:[A-Za-z0-9\\-\\x80-\\xff]++\\.)+(?:xn--[A-Za-z0-9-]++|[A-Za-z\\x80-\\xff]{2,}+)";
 
 /* IBAN: country code, two check digits, then the BBAN written contiguous
- * or in groups of four separated by single spaces. */
+ * or in groups of four separated by single spaces:
+ *
+ *   [A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])
+ *
+ * with the longest candidate that passes the checksum taken. The pattern
+ * below finds a region that holds every candidate from its start on: its
+ * first start, then alphanumeric runs separated by single spaces
+ * (possessive: no backtracking). replace_ibans visits the starts inside
+ * it, and iban_pick tries each one's lengths in the order the engine
+ * would, each in O(1) (see iban_valid), where a checksum callout would cost
+ * a scan of up to 24 lengths, and a match call, at every start of
+ * "DE89 DE89 DE89 ...". */
 static const char iban_pattern[] =
-    "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?+[A-Za-z0-9]{4}){2,7}(?: ?+[A-Za-z0-9]{1,3})?"
-    "(?![A-Za-z0-9])" CALLOUT(2);
+    "(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]*+(?: [A-Za-z0-9]++)*+";
+#define IBAN_GROUPS_MAX 7
+#define IBAN_GROUPS_MIN 2
+#define IBAN_TAIL_MAX 3
 
 /* Payment cards: 13 to 19 digits, optionally separated by single spaces
- * or dashes, that pass the Luhn check. */
-static const char card_pattern[] =
-    "(?<![0-9A-Za-z])[0-9](?:[ -]?+[0-9]){12,18}(?![0-9A-Za-z]|[.,][0-9])" CALLOUT(1);
+ * (also no-break spaces), dots, underscores or dashes, that pass the Luhn
+ * check. The pattern finds each maximal run of such digit groups (it is
+ * possessive: linear time); redact_card.c picks the cards inside a run in
+ * linear time too, where a pattern with a Luhn callout would check up to
+ * seven candidates of up to 37 bytes at every digit of "1 1 1 1 ...". */
+#define CARD_SEPARATOR "(?:[ ._-]|\\xC2\\xA0|\\xE2\\x80\\xAF)"
+/* A run of fewer than 13 digits holds no card: the pattern refuses it
+ * without a match (each retry inside such a run is bounded by 13). */
+static const char card_pattern[] = "(?<![0-9])[0-9](?:" CARD_SEPARATOR "?+[0-9]){12}(?:" CARD_SEPARATOR "?+[0-9])*+";
 
-/* US social security numbers, written ddd-dd-dddd, without the numbers
- * the SSA never issues (area 000, 666 or 9xx, group 00, serial 0000). */
+/* US social security numbers, written ddd-dd-dddd or with a space (also
+ * a no-break space) for both dashes, without the numbers the SSA never
+ * issues (area 000, 666 or 9xx, group 00, serial 0000). */
+#define SSN_SEPARATOR "(?<sep>-|\\x20|\\xC2\\xA0)"
 static const char ssn_pattern[] =
-    "(?<![0-9A-Za-z]|[0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}"
-    "(?![0-9A-Za-z]|-[0-9])";
+    "(?<![0-9A-Za-z]|[0-9][- ])(?!000|666|9)[0-9]{3}" SSN_SEPARATOR "(?!00)[0-9]{2}\\k<sep>(?!0000)[0-9]{4}"
+    "(?![0-9A-Za-z]|[- ][0-9])";
 
 /* Phone numbers. Dates, times, prices, versions and SKUs are kept out by
  * the shapes (a separator between groups, a leading + or 0, or the North
@@ -316,20 +375,32 @@ static const char phone_pattern[] =
 
 enum family { FAMILY_TOKEN, FAMILY_EMAIL, FAMILY_IBAN, FAMILY_CARD, FAMILY_SSN, FAMILY_PHONE, FAMILY__COUNT };
 
+/* A pass over one text: replace_all for a pattern's matches, or
+ * replace_cards for the card family. */
+typedef int (*pass_fn)(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                       ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                       ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed);
+
 static const struct family_def {
     const char *source;
     const char *replacement;
     bool (*may_match)(const text_profile *p);
+    pass_fn pass;
 } families[FAMILY__COUNT] = {
     /* Tokens first: a JWT or key must not lose a digit run to the card or
      * phone pattern and leave the rest behind. IBAN before card: the BBAN
      * of a spaced IBAN is a run of digit groups. */
-    [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token},
-    [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email},
-    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban},
-    [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card},
-    [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn},
-    [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone},
+    [FAMILY_TOKEN] = {token_pattern, "[token]", may_hold_token, replace_all},
+    [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email, replace_all},
+    [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban, replace_ibans},
+    [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card, replace_cards},
+    [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn, replace_all},
+    [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone, replace_all},
 };
 
 static const char extra_replacement[] = "[redacted]";
@@ -346,6 +417,9 @@ struct ut_redactor {
     pcre2_code **extra;
     size_t n_extra;
     ut_buf pass[2]; /* intermediate results, used in turn */
+    ut_buf folded;  /* a text with fullwidth digits and signs folded to ASCII */
+    ut__card_scan cards;
+    iban_prefixes iban; /* prefix values of the text in the IBAN pass */
     ut_buf url;     /* a URL stripped of fragment, userinfo and query values */
 };
 
@@ -519,6 +593,9 @@ void ut_redactor_free(ut_redactor *r)
     ut_buf_free(&r->pass[0]);
     ut_buf_free(&r->pass[1]);
     ut_buf_free(&r->url);
+    ut_buf_free(&r->folded);
+    ut__card_scan_free(&r->cards);
+    ut_free(r->iban.at);
     ut_free(r);
 }
 
@@ -569,14 +646,151 @@ static int replace_all(ut_redactor *r, const pcre2_code *code, pcre2_match_conte
     return dst->oom ? UT_ENOMEM : UT_OK;
 }
 
-/* One pass of the pipeline: runs `code` over *cur and, when it rewrote the
- * text, makes *cur the rewritten text in the next pass buffer. */
-static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+/* Replaces the card numbers of `in` by `replacement`: `code` finds each
+ * run of digit groups, ut__card_find the cards inside it. The same
+ * contract as replace_all. */
+static int replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed)
+{
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    size_t copied = 0, offset = 0;
+    *changed = false;
+    while (offset < in.len) {
+        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc == PCRE2_ERROR_NOMEMORY)
+            return UT_ENOMEM;
+        if (rc < 0)
+            return PASS_GAVE_UP;
+        size_t run_end = ov[1];
+        if (ut__card_find(&r->cards, in.ptr, in.len, ov[0], run_end) != UT_OK)
+            return UT_ENOMEM;
+        for (size_t i = 0; i < r->cards.nspans; i++) {
+            const ut__card_span *sp = &r->cards.spans[i];
+            if (!*changed) {
+                ut_buf_reset(dst);
+                *changed = true;
+            }
+            ut_buf_append(dst, in.ptr + copied, sp->start - copied);
+            ut_buf_append_cstr(dst, replacement);
+            copied = sp->end;
+        }
+        offset = run_end;
+    }
+    if (*changed)
+        ut_buf_append(dst, in.ptr + copied, in.len - copied);
+    return dst->oom ? UT_ENOMEM : UT_OK;
+}
+
+static bool is_alnum_byte(unsigned char c)
+{
+    return alnum_value(c) >= 0;
+}
+
+/* The end of the IBAN that starts at s[start] (two letters and two digits
+ * there, checked by the pattern), or 0 when no length passes. */
+static size_t iban_pick(const iban_prefixes *p, const unsigned char *s, size_t len, size_t start)
+{
+    size_t group_end[IBAN_GROUPS_MAX + 1];
+    size_t groups = 0, pos = start + 4;
+    while (groups < IBAN_GROUPS_MAX) {
+        size_t q = pos < len && s[pos] == ' ' ? pos + 1 : pos;
+        size_t k = 0;
+        while (k < 4 && q + k < len && is_alnum_byte(s[q + k]))
+            k++;
+        if (k < 4)
+            break;
+        pos = q + 4;
+        group_end[++groups] = pos;
+    }
+    for (size_t g = groups; g >= IBAN_GROUPS_MIN; g--) {
+        size_t e = group_end[g];
+        size_t q = e < len && s[e] == ' ' ? e + 1 : e;
+        size_t t = 0;
+        while (t < IBAN_TAIL_MAX && q + t < len && is_alnum_byte(s[q + t]))
+            t++;
+        /* A shorter tail is followed by an alphanumeric: refused by the
+         * lookahead, so only the longest tail, then none, can end it. */
+        size_t ends[2] = {t ? q + t : 0, e};
+        for (size_t i = 0; i < 2; i++) {
+            size_t end = ends[i];
+            if (end && (end == len || !is_alnum_byte(s[end])) && iban_valid(p, start, end - start))
+                return end;
+        }
+    }
+    return 0;
+}
+
+static bool is_letter(unsigned char c)
+{
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static bool is_ascii_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Where the pattern's lookbehind and first four items would match. */
+static bool iban_may_start(const unsigned char *s, size_t len, size_t p)
+{
+    return p + 4 <= len && (p == 0 || !is_alnum_byte(s[p - 1])) && is_letter(s[p]) &&
+           is_letter(s[p + 1]) && is_ascii_digit(s[p + 2]) && is_ascii_digit(s[p + 3]);
+}
+
+/* The IBAN pass: the pattern finds regions, iban_pick the IBANs that
+ * start inside them. The same contract as replace_all. */
+static int replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx,
+                         ut_str in, const char *replacement, ut_buf *dst, bool *changed)
+{
+    const unsigned char *s = (const unsigned char *)in.ptr;
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    size_t copied = 0, offset = 0;
+    bool computed = false; /* the prefix values, at the first region */
+    *changed = false;
+    while (offset < in.len) {
+        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc == PCRE2_ERROR_NOMEMORY)
+            return UT_ENOMEM;
+        if (rc < 0)
+            return PASS_GAVE_UP;
+        size_t region_end = ov[1];
+        if (!computed && iban_prefixes_compute(&r->iban, s, in.len) != UT_OK)
+            return UT_ENOMEM;
+        computed = true;
+        for (size_t p = ov[0]; p < region_end;) {
+            size_t end = iban_may_start(s, in.len, p) ? iban_pick(&r->iban, s, in.len, p) : 0;
+            if (!end) {
+                p++;
+                continue;
+            }
+            if (!*changed) {
+                ut_buf_reset(dst);
+                *changed = true;
+            }
+            ut_buf_append(dst, in.ptr + copied, p - copied);
+            ut_buf_append_cstr(dst, replacement);
+            copied = p = end;
+        }
+        offset = region_end > ov[0] ? region_end : ov[0] + 1;
+    }
+    if (*changed)
+        ut_buf_append(dst, in.ptr + copied, in.len - copied);
+    return dst->oom ? UT_ENOMEM : UT_OK;
+}
+
+/* One pass of the pipeline: runs `pass` with `code` over *cur and, when it
+ * rewrote the text, makes *cur the rewritten text in the next pass
+ * buffer. */
+static int run_pass(ut_redactor *r, pass_fn pass, const pcre2_code *code, pcre2_match_context *mctx,
                     const char *replacement, ut_str *cur, unsigned *next)
 {
     bool changed;
     ut_buf *dst = &r->pass[*next];
-    int rc = replace_all(r, code, mctx, *cur, replacement, dst, &changed);
+    int rc = pass(r, code, mctx, *cur, replacement, dst, &changed);
     if (rc == UT_OK && changed) {
         *cur = ut_buf_str(dst);
         *next ^= 1;
@@ -584,21 +798,73 @@ static int run_pass(ut_redactor *r, const pcre2_code *code, pcre2_match_context 
     return rc;
 }
 
-ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
+/* Fullwidth forms (U+FF01..FF5E) are ASCII in another width: "４１１１",
+ * "jane＠example.com". The ones the patterns need (digits, '@', '.',
+ * '-', '+') are folded to ASCII before matching. */
+#define FULLWIDTH_LEAD0 0xEFu
+#define FULLWIDTH_LEAD1 0xBCu /* U+FF00..U+FF3F */
+
+static int fullwidth_ascii(const unsigned char *s, size_t n)
+{
+    if (n < 3 || s[0] != FULLWIDTH_LEAD0 || s[1] != FULLWIDTH_LEAD1)
+        return -1;
+    unsigned char c = (unsigned char)(s[2] - 0x80 + 0x20); /* U+FF00 + x is ASCII 0x20 + x */
+    if ((c >= '0' && c <= '9') || c == '@' || c == '.' || c == '-' || c == '+')
+        return c;
+    return -1;
+}
+
+/* Writes `in` with its foldable fullwidth characters folded into
+ * r->folded and returns true, or returns false when it has none. */
+static bool fold_fullwidth(ut_redactor *r, ut_str in)
+{
+    const unsigned char *s = (const unsigned char *)in.ptr;
+    const unsigned char *hit = memchr(s, FULLWIDTH_LEAD0, in.len);
+    if (!hit)
+        return false;
+    bool any = false;
+    size_t copied = 0;
+    ut_buf_reset(&r->folded);
+    for (size_t i = (size_t)(hit - s); i < in.len; i++) {
+        int c = fullwidth_ascii(s + i, in.len - i);
+        if (c < 0)
+            continue;
+        ut_buf_append(&r->folded, in.ptr + copied, i - copied);
+        char ascii = (char)c;
+        ut_buf_append(&r->folded, &ascii, 1);
+        copied = i + 3;
+        i += 2;
+        any = true;
+    }
+    if (any)
+        ut_buf_append(&r->folded, in.ptr + copied, in.len - copied);
+    return any;
+}
+
+/* The pipeline over one text; `keys` skips the token family (see
+ * ut_redact_event: keys of the page's code often look like tokens). */
+static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
 {
     if (in.len == 0)
         return UT_OK;
+    /* A text is searched folded, and comes out folded only when something
+     * in it was redacted: text without personal data is kept as it was. */
+    ut_str cur = fold_fullwidth(r, in) ? ut_buf_str(&r->folded) : in;
+    if (r->folded.oom)
+        return UT_ENOMEM;
+    const char *searched = cur.ptr;
     text_profile profile;
-    profile_text(in, &profile);
+    profile_text(cur, &profile);
 
-    ut_str cur = in;
     unsigned next = 0;
     int rc = UT_OK;
     for (size_t i = 0; i < r->n_extra && rc == UT_OK; i++)
-        rc = run_pass(r, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
+        rc = run_pass(r, replace_all, r->extra[i], r->extra_mctx, extra_replacement, &cur, &next);
     for (size_t f = 0; f < FAMILY__COUNT && rc == UT_OK; f++) {
-        if (families[f].may_match(&profile))
-            rc = run_pass(r, r->builtin[f], r->builtin_mctx, families[f].replacement, &cur, &next);
+        if ((keys && f == FAMILY_TOKEN) || !families[f].may_match(&profile))
+            continue;
+        rc = run_pass(r, families[f].pass, r->builtin[f], r->builtin_mctx, families[f].replacement,
+                      &cur, &next);
     }
     if (rc == PASS_GAVE_UP) {
         /* Fail closed: text that could not be searched is not let through. */
@@ -606,7 +872,12 @@ ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
     }
     if (rc != UT_OK)
         return (ut_status)rc;
-    return ut_buf_append_str(out, cur);
+    return ut_buf_append_str(out, cur.ptr == searched ? in : cur);
+}
+
+ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
+{
+    return redact(r, in, false, out);
 }
 
 /* ---- URLs ---- */
@@ -719,7 +990,10 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
  * memcpy and printf("%.*s") on them stay well defined. */
 static const ut_str empty_text = {"", 0};
 
-enum field_treatment { FIELD_VERBATIM, FIELD_TEXT, FIELD_URL };
+/* FIELD_KEY: an identifier of the page's code (el), redacted without the
+ * token family, as such keys are often random-looking and must stay
+ * distinct; a key built from personal data loses that data. */
+enum field_treatment { FIELD_VERBATIM, FIELD_TEXT, FIELD_URL, FIELD_KEY };
 
 /* Where a field of the output event ended up in scratch. Pointers are set
  * only once every field is in, because appending may move scratch. */
@@ -766,6 +1040,7 @@ static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *plac
     switch (how) {
     case FIELD_URL: st = ut_redact_url(r, in, scratch); break;
     case FIELD_TEXT: st = ut_redact_text(r, in, scratch); break;
+    case FIELD_KEY: st = redact(r, in, true, scratch); break;
     default: st = ut_buf_append_str(scratch, in); break;
     }
     if (st != UT_OK)
@@ -803,13 +1078,15 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
     size_t scratch_start = scratch->len;
     field_places places = {.n = 0};
     ut_status st = UT_OK;
-    /* Keys and roles come from the page's code, not from what the user
-     * sees or types, and must stay exactly as sent: a tab id or element key
-     * that happened to be 32 hex digits would otherwise become "[token]"
-     * and merge with every other such key. */
+    /* The tab id is the sender's and stays exactly as sent. Element keys
+     * come from the page's code and may be built from what the user sees
+     * (a row keyed by an e-mail address): they are redacted, but without
+     * the token family, so that a key of 32 hex digits does not become
+     * "[token]" and merge with every other such key. A role is printed in
+     * the trace and is redacted as text. */
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.tab, FIELD_VERBATIM, SIZE_MAX);
-    if (st == UT_OK) st = place_field(r, scratch, &places, &red.role, FIELD_VERBATIM, SIZE_MAX);
-    if (st == UT_OK) st = place_field(r, scratch, &places, &red.el, FIELD_VERBATIM, SIZE_MAX);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.role, FIELD_TEXT, UT_ROLE_MAX_BYTES);
+    if (st == UT_OK) st = place_field(r, scratch, &places, &red.el, FIELD_KEY, UT_EL_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.url, FIELD_URL, UT_URL_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.title, FIELD_TEXT, UT_TITLE_MAX_BYTES);
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.name, FIELD_TEXT, UT_NAME_MAX_BYTES);

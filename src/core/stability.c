@@ -548,6 +548,11 @@ ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out)
     return UT_OK;
 }
 
+size_t ut_stab_size(void)
+{
+    return sizeof(ut_stab);
+}
+
 void ut_stab_free(ut_stab *s)
 {
     ut_free(s);

@@ -50,6 +50,24 @@ void ut__tab_free(ut__tab *t)
     ut_free(t);
 }
 
+size_t ut__tab_bytes(const ut__tab *t)
+{
+    size_t n = sizeof *t + t->key_len;
+    if (t->page)
+        n += (size_t)t->url_len + t->title_len + 1;
+    for (const ut__dialog *d = t->dialogs; d; d = d->next)
+        n += sizeof *d + d->el_len + d->role_len + d->name_len + d->text_len;
+    if (t->ring.slots)
+        n += (size_t)t->ring.cap * sizeof *t->ring.slots;
+    for (uint32_t i = 0; i < t->ring.count; i++) {
+        const ut__entry *en = *ut__ring_newest(&t->ring, i);
+        n += sizeof *en + en->off[UT__F__COUNT];
+    }
+    if (t->stab)
+        n += ut_stab_size();
+    return n + t->reorder.bytes;
+}
+
 void ut__tabs_init(ut__tabs *tt)
 {
     memset(tt, 0, sizeof *tt);

@@ -62,11 +62,17 @@ typedef struct ut__tab {
     uint16_t title_len;
     ut__dialog *dialogs; /* newest first */
     uint32_t ndialogs;
+    size_t bytes; /* ut__tab_bytes when the engine last counted it */
     uint8_t key_len;
     char key[];
 } ut__tab;
 
 #define UT__NOT_IN_HEAP UINT32_MAX
+
+/* The bytes `t` holds: the sizes of its allocations (the tab, its ring's
+ * slots and entries, dialogs, page, scorer, held events), without the
+ * allocator's own overhead. O(ring entries + dialogs). */
+size_t ut__tab_bytes(const ut__tab *t);
 
 static inline ut_str ut__tab_key(const ut__tab *t) { return (ut_str){t->key, t->key_len}; }
 static inline ut_str ut__tab_url(const ut__tab *t) { return (ut_str){t->page, t->url_len}; }

@@ -3,9 +3,11 @@
  *
  * Every producer of events (the wire decoder, the JSON ingest, the tests)
  * passes each text field through ut_text_clean, so everything downstream
- * may assume valid UTF-8 within the protocol's limits. */
+ * may assume valid UTF-8 within the protocol's limits, without C1
+ * controls, bidi controls or zero-width characters (escape.h). */
 #include "uitrail/event.h"
 
+#include "escape.h"
 #include "text.h"
 
 #include <string.h>
@@ -65,6 +67,17 @@ static size_t utf8_measure(const unsigned char *s, size_t n, bool *valid)
     return 1 + got;
 }
 
+#define NEL 0x85u /* U+0085 NEXT LINE */
+
+/* The code point of the well-formed sequence s[0..len). */
+static uint32_t code_point(const unsigned char *s, size_t len)
+{
+    uint32_t v = len == 1 ? s[0] : len == 2 ? s[0] & 0x1Fu : len == 3 ? s[0] & 0x0Fu : s[0] & 0x07u;
+    for (size_t i = 1; i < len; i++)
+        v = v << 6 | (s[i] & 0x3Fu);
+    return v;
+}
+
 ut_status ut_text_clean(ut_str in, size_t max_bytes, ut_buf *out)
 {
     /* Every input byte yields at most three output bytes (one U+FFFD), so
@@ -101,6 +114,16 @@ ut_status ut_text_clean(ut_str in, size_t max_bytes, ut_buf *out)
         size_t len = utf8_measure(s + i, in.len - i, &valid);
         const void *bytes = valid ? (const void *)(s + i) : replacement_char;
         size_t out_len = valid ? len : REPLACEMENT_CHAR_BYTES;
+        if (valid) {
+            uint32_t cp = code_point(s + i, len);
+            if (cp == NEL) {
+                bytes = "\n"; /* a line break, kept as the one the rest of uitrail knows */
+                out_len = 1;
+            } else if (ut__char_fate_of(cp) == UT__CHAR_DROP) {
+                i += len; /* invisible, and a way to disguise text: dropped */
+                continue;
+            }
+        }
         if (out_len > max_bytes - written)
             break; /* cut before a character that does not fit whole */
         memcpy(dst + written, bytes, out_len);

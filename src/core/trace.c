@@ -1,11 +1,14 @@
 /* The serializers: the trace of protocol §4 (text and JSON), GET /v1/tabs
  * and the JSON of one applied event.
  *
- * Text that came from a page is printed through `clip`: control
- * characters and line separators become spaces, so that no name, cell or
- * snapshot can start a line of its own and pass for an entry, and long
- * text is cut on a character boundary with "…". */
+ * Text that came from a page is printed through `clip`, the one place it
+ * enters a text trace: it is escaped there (escape.h: no line breaks, no
+ * quote, bracket, arrow or frame of its own), so that no name, cell or
+ * snapshot can start a line or end its quotes and pass for structure, and
+ * long text is cut on a character boundary with "…". */
+#include "budget.h"
 #include "engine_internal.h"
+#include "escape.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -97,35 +100,13 @@ uint32_t ut__tokens_estimate(const char *p, size_t len)
     return tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)tokens;
 }
 
-/* Appends `len` bytes of UTF-8 text with C0 controls, DEL and U+2028/2029
- * replaced by spaces. */
-static void put_sanitized(ut_buf *out, const char *p, size_t len)
-{
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)p[i];
-        size_t skip = 0;
-        if (c < 0x20 || c == 0x7F)
-            skip = 1;
-        else if (c == 0xE2 && i + 2 < len && (unsigned char)p[i + 1] == 0x80 &&
-                 ((unsigned char)p[i + 2] == 0xA8 || (unsigned char)p[i + 2] == 0xA9))
-            skip = 3;
-        if (!skip)
-            continue;
-        ut_buf_append(out, p + run, i - run);
-        ut_buf_append(out, " ", 1);
-        i += skip - 1;
-        run = i + 1;
-    }
-    ut_buf_append(out, p + run, len - run);
-}
-
 /* Text cut to a number of characters: pieces are appended until the
  * budget runs out, then "…" once. */
 typedef struct clip {
     ut_buf *out;
     size_t left;
     bool cut;
+    bool token; /* a role: ut__escape_token instead of ut__escape_text */
 } clip;
 
 static void clip_put(clip *c, ut_str s)
@@ -138,7 +119,7 @@ static void clip_put(clip *c, ut_str s)
         return;
     }
     size_t n = ut_utf8_prefix_chars(s, c->left);
-    put_sanitized(c->out, s.ptr, n);
+    (c->token ? ut__escape_token : ut__escape_text)(c->out, s.ptr, n);
     c->left -= utf8_chars(s.ptr, n);
     if (n < s.len) {
         ut_buf_append_cstr(c->out, ELLIPSIS);
@@ -148,7 +129,7 @@ static void clip_put(clip *c, ut_str s)
 
 static void put_text(ut_buf *out, ut_str s, size_t max_chars)
 {
-    clip c = {out, max_chars, false};
+    clip c = {out, max_chars, false, false};
     clip_put(&c, s);
 }
 
@@ -165,7 +146,8 @@ static void put_role(ut_buf *out, ut_str role)
     if (!role.len)
         return;
     ut_buf_append_cstr(out, " [");
-    put_text(out, role, UT_ROLE_MAX_BYTES);
+    clip c = {out, UT_ROLE_MAX_BYTES, false, true};
+    clip_put(&c, role);
     ut_buf_append_cstr(out, "]");
 }
 
@@ -251,13 +233,19 @@ static void put_state(ut_buf *out, uint8_t set, uint8_t on)
         ut_buf_append_cstr(out, ")");
 }
 
-static void put_ctx(ut_buf *out, const ut__entry *en)
+/* The click's context; a row the line above already named (budget.c,
+ * ut__line_same_row) as "(in the same row)". */
+static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
 {
     ut_str list = ut__entry_field(en, UT__F_CTX), item;
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE || list.len == 0)
         return;
+    if (same_row && en->ctx_kind == UT_CTX_ROW) {
+        ut_buf_append_cstr(out, " (in the same row)");
+        return;
+    }
     ut_buf_printf(out, " (in %s: ", ENUM_NAME(ctx_kind_names, en->ctx_kind));
-    clip c = {out, UT_CTX_PRINT_MAX_CHARS, false};
+    clip c = {out, UT_CTX_PRINT_MAX_CHARS, false, false};
     bool first = true;
     while (ut__list_next(&list, &item)) {
         if (!first)
@@ -288,7 +276,9 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
     put_quoted(out, text);
 }
 
-static void put_outcome(ut_buf *out, const ut__entry *en)
+/* `nav`: the navigation entry the click caused, printed here instead of
+ * on a line of its own: `→ navigated (in-app) to /x "Title"`. */
+static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
     ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
@@ -302,8 +292,13 @@ static void put_outcome(ut_buf *out, const ut__entry *en)
         return;
     case UT__OUT_NAV:
         ut_buf_append_cstr(out, ARROW);
-        ut_buf_append_cstr(out, "navigated to ");
+        ut_buf_append_cstr(out, "navigated");
+        if (nav)
+            ut_buf_append_cstr(out, ENUM_NAME(how_labels, nav->detail));
+        ut_buf_append_cstr(out, " to ");
         put_text(out, text, UT_TEXT_PRINT_MAX_CHARS);
+        if (nav)
+            put_name(out, ut__entry_field(nav, UT__F_NAME));
         return;
     case UT__OUT_ALERT:
         ut_buf_append_cstr(out, ARROW);
@@ -336,8 +331,9 @@ static void put_state_word(ut_buf *out, uint8_t bit, bool on)
             ut_buf_printf(out, "%s%s", on ? "" : "not ", state_words[i]);
 }
 
-static void put_click(ut_buf *out, const ut__entry *en)
+static void put_click(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     bool rage = en->flags & UT__EF_RAGE;
     ut_buf_append_cstr(out, "click");
     /* A double click reads as one click; more is worth saying. */
@@ -351,11 +347,11 @@ static void put_click(ut_buf *out, const ut__entry *en)
         put_trusted(out, en);
         put_state(out, en->state_set, en->state_on);
         ut_buf_append_cstr(out, ENUM_NAME(sort_labels, en->sort));
-        put_ctx(out, en);
+        put_ctx(out, en, same_row);
     }
     if (rage)
         ut_buf_append_cstr(out, " (rage click)");
-    put_outcome(out, en);
+    put_outcome(out, en, l->nav);
 }
 
 /* The members of a burst whose state bit is on, among its first `n`. */
@@ -370,8 +366,9 @@ static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
 /* A burst line. When its clicks carried a state, the line says it: once,
  * "(checked)", when every member has the same; else after each name shown,
  * and as counts for the members not shown. */
-static void put_burst(ut_buf *out, const ut__entry *en)
+static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     ut_buf_printf(out, "clicked %" PRIu32 "\xC3\x97", en->count);
     put_role(out, ut__entry_field(en, UT__F_ROLE));
     put_trusted(out, en);
@@ -387,7 +384,7 @@ static void put_burst(ut_buf *out, const ut__entry *en)
         put_state_word(out, bit, on != 0);
         ut_buf_append_cstr(out, ")");
     }
-    put_ctx(out, en);
+    put_ctx(out, en, same_row);
     ut_buf_append_cstr(out, ":");
     uint32_t shown = 0;
     while (shown < UT_BURST_NAMES_SHOWN && ut__list_next(&list, &el) && ut__list_next(&list, &name)) {
@@ -412,7 +409,7 @@ static void put_burst(ut_buf *out, const ut__entry *en)
         }
         ut_buf_append_cstr(out, ")");
     }
-    put_outcome(out, en);
+    put_outcome(out, en, l->nav);
 }
 
 /* `app event [error] "order.refund_failed": "Refund exceeds captured
@@ -434,7 +431,7 @@ static void put_app(ut_buf *out, const ut__entry *en)
     if (!list.len)
         return;
     ut_buf_append_cstr(out, " (");
-    clip c = {out, UT_TEXT_PRINT_MAX_CHARS, false};
+    clip c = {out, UT_TEXT_PRINT_MAX_CHARS, false, false};
     for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
         if (!first)
             clip_put(&c, UT_STR_LIT(", "));
@@ -469,11 +466,12 @@ static void put_change(ut_buf *out, const ut__entry *en)
     }
 }
 
-static void put_entry_text(ut_buf *out, const ut__entry *en)
+static void put_entry_text(ut_buf *out, const ut__line *l, bool same_row)
 {
+    const ut__entry *en = l->en;
     switch ((ut__entry_kind)en->kind) {
-    case UT__E_CLICK: put_click(out, en); return;
-    case UT__E_BURST: put_burst(out, en); return;
+    case UT__E_CLICK: put_click(out, l, same_row); return;
+    case UT__E_BURST: put_burst(out, l, same_row); return;
     case UT__E_CHANGE: put_change(out, en); return;
     case UT__E_APP: put_app(out, en); return;
     case UT__E_ALERT:
@@ -553,6 +551,78 @@ static int32_t tab_tz(const ut__tab *t)
     return t->has_tz ? t->tz_min : 0;
 }
 
+/* One entry line: "- HH:MM:SS " and the entry. */
+static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
+{
+    ut_buf_append_cstr(out, "- ");
+    put_clock(out, l->en->time_us, tz);
+    ut_buf_append(out, " ", 1);
+    put_entry_text(out, l, same_row);
+    for (uint32_t k = 0; k < l->again && k < UT__AGAIN_SHOWN; k++) {
+        ut_buf_append_cstr(out, k ? ", " : " (also at ");
+        put_clock(out, l->again_us[k], tz);
+    }
+    if (l->again > UT__AGAIN_SHOWN)
+        ut_buf_printf(out, " and %" PRIu32 " more times", l->again - UT__AGAIN_SHOWN);
+    if (l->again)
+        ut_buf_append(out, ")", 1);
+    ut_buf_append(out, "\n", 1);
+}
+
+/* FNV-1a: finds a line that repeats a newer one (budget.c). */
+static uint64_t hash_bytes(const char *p, size_t len)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* Renders each line at the end of `out` to weigh it, with its row's cells
+ * and without, then takes it back out. */
+static void weigh_lines(ut__line *lines, uint32_t n, int32_t tz, ut_buf *out)
+{
+    size_t start = out->len;
+    for (uint32_t i = 0; i < n && !out->oom; i++) {
+        put_line(out, &lines[i], false, tz);
+        lines[i].cost_full = ut__tokens_estimate(out->data + start, out->len - start);
+        size_t body = CLOCK_LEN + 3; /* "- HH:MM:SS " */
+        lines[i].body_hash = out->len - start > body ? hash_bytes(out->data + start + body,
+                                                                  out->len - start - body)
+                                                     : 0;
+        buf_truncate(out, start);
+        lines[i].cost_short = lines[i].cost_full;
+        if (lines[i].row.len) {
+            put_line(out, &lines[i], true, tz);
+            lines[i].cost_short = ut__tokens_estimate(out->data + start, out->len - start);
+            buf_truncate(out, start);
+        }
+    }
+}
+
+static const char NOTE_FMT[] = "(%" PRIu32 " lines left out)\n";
+
+/* Under `opts->max_tokens`, which lines stay (budget.c); the number left out. */
+static uint32_t fit_lines(ut__line *lines, uint32_t n, uint64_t fixed, const ut_trace_opts *opts,
+                          int32_t tz, ut_buf *out)
+{
+    if (!opts->max_tokens || n == 0)
+        return 0;
+    uint32_t *order = ut_calloc(n, sizeof *order);
+    if (!order) {
+        out->oom = true;
+        return 0;
+    }
+    weigh_lines(lines, n, tz, out);
+    ut__lines_rank(lines, n);
+    char note[80];
+    snprintf(note, sizeof note, NOTE_FMT, n);
+    uint32_t left_out = ut__lines_select(lines, n, fixed, opts->max_tokens,
+                                         ut__tokens_estimate(note, strlen(note)), order);
+    ut_free(order);
+    return left_out;
+}
+
 static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
 {
     ut_stab_status page;
@@ -560,32 +630,37 @@ static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     char page_line[160];
     format_page_line(page_line, sizeof page_line, &page, tab_tz(t));
 
-    uint64_t used = ut__tokens_estimate(TRACE_HEADER, sizeof TRACE_HEADER - 1) +
-                    ut__tokens_estimate(page_line, strlen(page_line) + 1);
-    if (opts->framed) {
-        used += ut__tokens_estimate(FRAME_HEAD, sizeof FRAME_HEAD - 1) +
-                ut__tokens_estimate(FRAME_TAIL, sizeof FRAME_TAIL - 1);
-        ut_buf_append_cstr(out, FRAME_HEAD);
-    }
-    ut_buf_append_cstr(out, TRACE_HEADER);
+    uint64_t fixed = ut__tokens_estimate(TRACE_HEADER, sizeof TRACE_HEADER - 1) +
+                     ut__tokens_estimate(page_line, strlen(page_line) + 1);
+    if (opts->framed)
+        fixed += ut__tokens_estimate(FRAME_HEAD, sizeof FRAME_HEAD - 1) +
+                 ut__tokens_estimate(FRAME_TAIL, sizeof FRAME_TAIL - 1);
     uint32_t n = shown_entries(t, opts);
-    for (uint32_t i = 0; i < n; i++) {
-        const ut__entry *en = *ut__ring_newest(&t->ring, i);
-        size_t line_start = out->len;
-        ut_buf_append_cstr(out, "- ");
-        put_clock(out, en->time_us, tab_tz(t));
-        ut_buf_append(out, " ", 1);
-        put_entry_text(out, en);
-        ut_buf_append(out, "\n", 1);
-        if (opts->max_tokens && !out->oom) {
-            used += ut__tokens_estimate(out->data + line_start, out->len - line_start);
-            if (used > opts->max_tokens) {
-                /* Lines go whole or not at all, and the older ones first. */
-                buf_truncate(out, line_start);
-                break;
-            }
-        }
+    ut__line *lines = n ? ut_calloc(n, sizeof *lines) : NULL;
+    if (n && !lines) {
+        out->oom = true;
+        return;
     }
+    n = ut__lines_build(&t->ring, n, true, lines);
+    for (uint32_t i = 0; i < n; i++)
+        lines[i].keep = true;
+    uint32_t left_out = fit_lines(lines, n, fixed, opts, tab_tz(t), out);
+
+    if (opts->framed)
+        ut_buf_append_cstr(out, FRAME_HEAD);
+    ut_buf_append_cstr(out, TRACE_HEADER);
+    ut_str row = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!lines[i].keep)
+            continue;
+        bool same = lines[i].row.len && row.len && ut_str_eq(row, lines[i].row);
+        put_line(out, &lines[i], same, tab_tz(t));
+        if (lines[i].row.len)
+            row = lines[i].row;
+    }
+    if (left_out)
+        ut_buf_printf(out, NOTE_FMT, left_out);
+    ut_free(lines);
     ut_buf_append_cstr(out, page_line);
     ut_buf_append(out, "\n", 1);
     if (opts->framed)
@@ -655,10 +730,20 @@ static void json_trusted(ut_buf *out, const ut__entry *en)
         ut_buf_append_cstr(out, ",\"trusted\":false");
 }
 
-static void json_outcome(ut_buf *out, const ut__entry *en)
+/* How a JSON trace is written: `compact` (protocol §4.4) leaves out what
+ * an assistant cannot use (element keys, default values, epoch times, the
+ * full URL next to its path) and prints times as the text trace does. */
+typedef struct json_style {
+    bool compact;
+    int32_t tz;
+} json_style;
+
+static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
     ut_str text = ut__entry_field(en, UT__F_OUT_TEXT);
+    if (js->compact && en->outcome == UT__OUT_NONE)
+        return;
     json_key(out, "outcome");
     switch ((ut__outcome)en->outcome) {
     case UT__OUT_NONE: ut_buf_append_cstr(out, "null"); return;
@@ -684,15 +769,48 @@ static void json_outcome(ut_buf *out, const ut__entry *en)
     ut_buf_append(out, "}", 1);
 }
 
-static void json_times(ut_buf *out, const char *key, const char *ms_key, int64_t us)
+static void json_times(ut_buf *out, const json_style *js, const char *key, const char *ms_key,
+                       int64_t us)
 {
     json_key(out, key);
+    if (js->compact) {
+        ut_buf_append(out, "\"", 1);
+        put_clock(out, us, js->tz);
+        ut_buf_append(out, "\"", 1);
+        return;
+    }
     put_iso_time(out, us);
     json_key(out, ms_key);
     ut_buf_printf(out, "%" PRId64, floor_div(us, US_PER_MS));
 }
 
-static void json_entry(ut_buf *out, const ut__entry *en)
+/* "el", which only the compact form leaves out. */
+static void json_el(ut_buf *out, const json_style *js, ut_str el)
+{
+    if (!js->compact)
+        json_str_field(out, "el", el);
+}
+
+static void json_click_flags(ut_buf *out, const json_style *js, const ut__entry *en)
+{
+    bool sens = en->flags & UT__EF_SENS, rage = en->flags & UT__EF_RAGE;
+    if (!js->compact) {
+        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
+                      sens ? "true" : "false", en->count, rage ? "true" : "false");
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+        return;
+    }
+    if (sens)
+        ut_buf_append_cstr(out, ",\"sensitive\":true");
+    if (en->count > 1) {
+        ut_buf_printf(out, ",\"repeat\":%" PRIu32, en->count);
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+    }
+    if (rage)
+        ut_buf_append_cstr(out, ",\"rage\":true");
+}
+
+static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     static const char *const kinds[] = {
         [UT__E_NAV] = "nav", [UT__E_CLICK] = "click", [UT__E_BURST] = "burst",
@@ -700,7 +818,7 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app",
     };
     ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
-    json_times(out, "time", "ms", en->time_us);
+    json_times(out, js, "time", "ms", en->time_us);
     ut_str role = ut__entry_field(en, UT__F_ROLE);
     ut_str name = ut__entry_field(en, UT__F_NAME);
     ut_str el = ut__entry_field(en, UT__F_EL);
@@ -711,17 +829,14 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         json_str_field(out, "role", role);
         if (!sens)
             json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
+        json_el(out, js, el);
         json_ctx(out, en);
         json_state(out, en->state_set, en->state_on);
         if (en->sort != UT_SORT_UNSET)
             json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(sort_names, en->sort)));
         json_trusted(out, en);
-        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
-                      sens ? "true" : "false", en->count,
-                      en->flags & UT__EF_RAGE ? "true" : "false");
-        json_times(out, "last_time", "last_ms", en->last_us);
-        json_outcome(out, en);
+        json_click_flags(out, js, en);
+        json_outcome(out, en, js);
         break;
     case UT__E_BURST: {
         json_str_field(out, "role", role);
@@ -731,9 +846,13 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         uint32_t member = 0;
         for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
              first = false) {
-            ut_buf_append_cstr(out, first ? "{\"el\":" : ",{\"el\":");
-            ut_buf_append_json_str(out, member_el);
-            ut_buf_append_cstr(out, ",\"name\":");
+            ut_buf_append_cstr(out, first ? "{" : ",{");
+            if (!js->compact) {
+                ut_buf_append_cstr(out, "\"el\":");
+                ut_buf_append_json_str(out, member_el);
+                ut_buf_append(out, ",", 1);
+            }
+            ut_buf_append_cstr(out, "\"name\":");
             ut_buf_append_json_str(out, member_name);
             if (en->state_set && member < 32)
                 json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
@@ -742,16 +861,17 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         }
         ut_buf_append(out, "]", 1);
         json_trusted(out, en);
-        json_times(out, "last_time", "last_ms", en->last_us);
-        json_outcome(out, en);
+        json_times(out, js, "last_time", "last_ms", en->last_us);
+        json_outcome(out, en, js);
         break;
     }
     case UT__E_CHANGE:
         json_str_field(out, "role", role);
         if (!sens)
             json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
-        ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
+        json_el(out, js, el);
+        if (sens || !js->compact)
+            ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
         if (en->flags & UT__EF_HAS_VALUE)
             json_str_field(out, "value", text);
         if (en->flags & UT__EF_HAS_LEN)
@@ -789,12 +909,15 @@ static void json_entry(ut_buf *out, const ut__entry *en)
         ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
         json_str_field(out, "role", role);
         json_str_field(out, "name", name);
-        json_str_field(out, "el", el);
-        json_str_field(out, "text", text);
+        json_el(out, js, el);
+        if (text.len || !js->compact)
+            json_str_field(out, "text", text);
         break;
     case UT__E_NAV:
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
-        json_str_field(out, "url", text);
+        if (!js->compact || en->detail != UT_NAV_LOAD)
+            json_str_field(out, "how", ut_str_cstr(ENUM_NAME(how_names, en->detail)));
+        if (!js->compact)
+            json_str_field(out, "url", text);
         json_str_field(out, "path", ut__url_path(text));
         json_str_field(out, "title", name);
         break;
@@ -815,14 +938,37 @@ ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
     return out->oom ? UT_ENOMEM : UT_OK;
 }
 
+/* Weighs each JSON entry; the repeat hash comes from its text line. */
+static void weigh_json(ut__line *lines, uint32_t n, const json_style *js, ut_buf *out)
+{
+    size_t start = out->len;
+    for (uint32_t i = 0; i < n && !out->oom; i++) {
+        put_entry_text(out, &lines[i], false);
+        lines[i].body_hash = hash_bytes(out->data + start, out->len - start);
+        buf_truncate(out, start);
+        ut_buf_append(out, ",", 1);
+        json_entry(out, lines[i].en, js);
+        lines[i].cost_full = lines[i].cost_short =
+            ut__tokens_estimate(out->data + start, out->len - start);
+        buf_truncate(out, start);
+    }
+}
+
+static const char OMITTED_FMT[] = ",\"omitted\":%" PRIu32;
+
+/* The JSON trace: every entry (no folding: a navigation is its own
+ * event), chosen under max_tokens like the text trace's lines. */
 static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
 {
+    json_style js = {opts->compact, tab_tz(t)};
     size_t start = out->len;
     ut_buf_append_cstr(out, "{\"tab\":");
     ut_buf_append_json_str(out, ut__tab_key(t));
     json_str_field(out, "url", ut__tab_url(t));
     json_str_field(out, "title", ut__tab_title(t));
-    if (t->has_tz)
+    if (js.compact) {
+        /* times are local already */
+    } else if (t->has_tz)
         ut_buf_printf(out, ",\"tz\":%" PRId32, t->tz_min);
     else
         ut_buf_append_cstr(out, ",\"tz\":null");
@@ -837,26 +983,45 @@ static void trace_json(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     ut_buf_append_cstr(out, "],\"page\":");
     ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
-    uint64_t used = out->oom ? 0
-                             : ut__tokens_estimate(out->data + start, fixed_len) +
-                                   ut__tokens_estimate(out->data + page_start, out->len - page_start);
+    uint64_t fixed = out->oom ? 0
+                              : ut__tokens_estimate(out->data + start, fixed_len) +
+                                    ut__tokens_estimate(out->data + page_start, out->len - page_start);
     buf_truncate(out, page_start);
 
     uint32_t n = shown_entries(t, opts);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t entry_start = out->len;
-        if (i)
-            ut_buf_append(out, ",", 1);
-        json_entry(out, *ut__ring_newest(&t->ring, i));
-        if (opts->max_tokens && !out->oom) {
-            used += ut__tokens_estimate(out->data + entry_start, out->len - entry_start);
-            if (used > opts->max_tokens) {
-                buf_truncate(out, entry_start);
-                break;
-            }
-        }
+    ut__line *lines = n ? ut_calloc(n, sizeof *lines) : NULL;
+    uint32_t *order = n && opts->max_tokens ? ut_calloc(n, sizeof *order) : NULL;
+    if (n && (!lines || (opts->max_tokens && !order))) {
+        ut_free(lines);
+        out->oom = true;
+        return;
     }
-    ut_buf_append_cstr(out, "],\"page\":");
+    for (uint32_t i = 0; i < n; i++)
+        lines[i] = (ut__line){.en = *ut__ring_newest(&t->ring, i), .keep = true};
+    uint32_t left_out = 0;
+    if (opts->max_tokens && n) {
+        weigh_json(lines, n, &js, out);
+        ut__lines_rank(lines, n);
+        char note[40];
+        snprintf(note, sizeof note, OMITTED_FMT, n);
+        left_out = ut__lines_select(lines, n, fixed, opts->max_tokens,
+                                    ut__tokens_estimate(note, strlen(note)), order);
+    }
+    bool first = true;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!lines[i].keep)
+            continue;
+        if (!first)
+            ut_buf_append(out, ",", 1);
+        json_entry(out, lines[i].en, &js);
+        first = false;
+    }
+    ut_free(order);
+    ut_free(lines);
+    ut_buf_append_cstr(out, "]");
+    if (left_out)
+        ut_buf_printf(out, OMITTED_FMT, left_out);
+    ut_buf_append_cstr(out, ",\"page\":");
     ut_page_state_json(&page, out);
     ut_buf_append_cstr(out, "}");
 }
@@ -941,7 +1106,8 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     out->oom = false;
     ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
     json_str_field(out, "tab", ev->tab);
-    json_times(out, "time", "ms", ev->time_us);
+    static const json_style full = {false, 0};
+    json_times(out, &full, "time", "ms", ev->time_us);
     if (ev->has_seq)
         ut_buf_printf(out, ",\"seq\":%" PRIu64, ev->seq);
     switch (ev->kind) {

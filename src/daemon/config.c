@@ -25,6 +25,7 @@ typedef enum opt_kind {
     OPT_STRING,
     OPT_UINT,
     OPT_STAB_PARAM, /* a row of UT_STAB_PARAM_TABLE: `min` is its index */
+    OPT_BYTES, /* uint64_t */
     OPT_BOOL,     /* a flag on the command line, true/false in the file */
     OPT_TCP_ADDR,
     OPT_LOG_LEVEL,
@@ -42,7 +43,7 @@ typedef struct opt_desc {
     const char *name;
     opt_kind kind;
     size_t offset;     /* into ut__settings */
-    uint64_t min, max; /* OPT_UINT bounds */
+    uint64_t min, max; /* OPT_UINT and OPT_BYTES bounds */
     bool live;         /* takes effect on SIGHUP without a restart */
     const char *arg;   /* the argument's name in --help, NULL for flags */
     const char *help;
@@ -75,6 +76,9 @@ static const opt_desc static_options[] = {
      "events kept per tab (default 20)"},
     {"max-tabs", OPT_UINT, S(engine.max_tabs), 1, UT_TABS_MAX, false, "N",
      "tabs kept; the least recently active is evicted beyond (default 100000)"},
+    {"max-memory", OPT_BYTES, S(engine.max_memory), 0, UINT64_MAX, false, "BYTES",
+     "bytes of tab state over all tabs; the least recently active tabs are evicted beyond "
+     "(default 1073741824; 0: no budget; else at least 1048576)"},
     {"idle-ms", OPT_UINT, S(engine.idle_ms), 1000, UINT32_MAX, false, "MS",
      "evict a tab without events for MS (default 3600000)"},
     {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, UT_DEBOUNCE_MAX_MS, false, "MS",
@@ -343,6 +347,19 @@ static ut_status set_uint(ut__settings *s, const opt_desc *o, const char *value,
     return UT_OK;
 }
 
+static ut_status set_bytes(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
+                           char *err, size_t errlen)
+{
+    (void)fresh_list;
+    uint64_t v;
+    if (parse_uint(value, o->min, o->max, &v) != UT_OK) {
+        snprintf(err, errlen, "--%s %s: expected a whole number of bytes", o->name, value);
+        return UT_EINVAL;
+    }
+    *(uint64_t *)field(s, o) = v;
+    return UT_OK;
+}
+
 /* A scorer parameter: its row's bounds, and a message naming it. */
 static ut_status set_stab_param(ut__settings *s, const opt_desc *o, const char *value,
                                 bool fresh_list, char *err, size_t errlen)
@@ -493,8 +510,8 @@ static ut_status set_nothing(ut__settings *s, const opt_desc *o, const char *val
 }
 
 static const opt_setter setters[OPT__COUNT] = {
-    [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint,
-    [OPT_STAB_PARAM] = set_stab_param,        [OPT_BOOL] = set_bool,         [OPT_TCP_ADDR] = set_tcp_addr,
+    [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint, [OPT_BYTES] = set_bytes,
+    [OPT_STAB_PARAM] = set_stab_param, [OPT_BOOL] = set_bool,        [OPT_TCP_ADDR] = set_tcp_addr,
     [OPT_LOG_LEVEL] = set_log_level,  [OPT_UID_LIST] = set_uid,      [OPT_REDACT] = set_redact,
     [OPT_ORIGIN_LIST] = set_origin,   [OPT_STAB_MODEL] = set_stab_model, [OPT_FSYNC] = set_fsync,
     [OPT_HELP] = set_nothing,         [OPT_VERSION] = set_nothing,
@@ -543,52 +560,97 @@ void ut__settings_free(ut__settings *s)
     memset(s, 0, sizeof *s);
 }
 
+/* inih goes on past a bad line and tells only the first one's number;
+ * the reader counts lines so that each bad line is reported with its own
+ * number and its own message. */
 typedef struct ini_ctx {
     ut__settings *s;
-    char *err;
-    size_t errlen;
-    bool failed;
+    FILE *file;
+    int line;        /* of the line inih read last */
+    bool at_start;   /* the next read starts a line (a long line comes in pieces) */
+    char errors[768]; /* "line N: why; line M: why" */
+    size_t len;
+    int first_bad;   /* the first line the handler refused, 0 if none */
 } ini_ctx;
+
+static void ini_error(ini_ctx *ctx, int line, const char *why);
+
+/* What inih refuses without calling the handler: a line that is neither
+ * blank, a comment, a section, a continuation nor `name = value`. */
+static bool ini_line_malformed(const char *line)
+{
+    if (*line == ' ' || *line == '\t')
+        return false; /* blank, or a continuation of the value above */
+    if (*line == '\n' || *line == '\r' || *line == '\0' || *line == ';' || *line == '#' || *line == '[')
+        return false;
+    return !strpbrk(line, "=:");
+}
+
+static char *read_ini_line(char *str, int num, void *stream)
+{
+    ini_ctx *ctx = stream;
+    if (!fgets(str, num, ctx->file))
+        return NULL;
+    if (ctx->at_start) {
+        ctx->line++;
+        if (ini_line_malformed(str))
+            ini_error(ctx, ctx->line, "expected 'name = value'");
+    }
+    size_t n = strlen(str);
+    ctx->at_start = n > 0 && str[n - 1] == '\n';
+    return str;
+}
+
+static void ini_error(ini_ctx *ctx, int line, const char *why)
+{
+    if (ctx->len < sizeof ctx->errors) {
+        int n = snprintf(ctx->errors + ctx->len, sizeof ctx->errors - ctx->len, "%sline %d: %s",
+                         ctx->len ? "; " : "", line, why);
+        if (n > 0)
+            ctx->len += (size_t)n;
+    }
+    if (!ctx->first_bad)
+        ctx->first_bad = line;
+}
 
 static int on_ini_line(void *user, const char *section, const char *name, const char *value)
 {
     ini_ctx *ctx = user;
-    if (section[0] && strcmp(section, "uitraild") != 0) {
-        snprintf(ctx->err, ctx->errlen, "section [%s]: only [uitraild] (or none) is read",
-                 section);
-        ctx->failed = true;
-        return 0;
-    }
+    char why[256];
     const opt_desc *o = find_option(name);
-    if (!o || o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION) {
-        snprintf(ctx->err, ctx->errlen, "unknown setting '%s' (the names are uitraild's long options)",
-                 name);
-        ctx->failed = true;
-        return 0;
-    }
-    if (apply_option(ctx->s, o, value, false, ctx->err, ctx->errlen) != UT_OK) {
-        ctx->failed = true;
-        return 0;
-    }
-    return 1;
+    if (section[0] && strcmp(section, "uitraild") != 0)
+        snprintf(why, sizeof why, "section [%s]: only [uitraild] (or none) is read", section);
+    else if (!o || o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION)
+        snprintf(why, sizeof why, "unknown setting '%s' (the names are uitraild's long options)", name);
+    else if (apply_option(ctx->s, o, value, false, why, sizeof why) != UT_OK)
+        ; /* `why` says it */
+    else
+        return 1;
+    ini_error(ctx, ctx->line, why);
+    return 0;
 }
 
 static ut_status load_file(ut__settings *s, const char *path, char *err, size_t errlen)
 {
-    char why[256] = "";
-    ini_ctx ctx = {s, why, sizeof why, false};
-    int rc = ini_parse(path, on_ini_line, &ctx);
-    if (rc == -1) {
+    ini_ctx ctx = {.s = s, .at_start = true};
+    ctx.file = fopen(path, "r");
+    if (!ctx.file) {
         snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
         return UT_EINVAL;
     }
+    int rc = ini_parse_stream(read_ini_line, &ctx, on_ini_line, &ctx);
+    fclose(ctx.file);
     if (rc == -2) {
         snprintf(err, errlen, "--config %s: out of memory", path);
         return UT_ENOMEM;
     }
     if (rc != 0) {
-        snprintf(err, errlen, "--config %s, line %d: %s", path, rc,
-                 ctx.failed ? why : "expected 'name = value'");
+        /* Each bad line was noted in order; inih's own number is the
+         * fallback for a refusal the reader did not foresee. */
+        if (ctx.first_bad)
+            snprintf(err, errlen, "--config %s: %s", path, ctx.errors);
+        else
+            snprintf(err, errlen, "--config %s: line %d: expected 'name = value'", path, rc);
         return UT_EINVAL;
     }
     return UT_OK;
@@ -772,6 +834,9 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     }
     case OPT_UINT:
         snprintf(buf, len, "%u", *(const uint32_t *)p);
+        break;
+    case OPT_BYTES:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)p);
         break;
     case OPT_STAB_PARAM:
         snprintf(buf, len, "%.17g", ut_stab_param_get(&s->engine.stab, &ut_stab_param_table[o->min]));

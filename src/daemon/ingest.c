@@ -73,13 +73,27 @@ static ut_status sink_event(void *ud, const ut_event *ev)
     return UT_OK;
 }
 
+/* A sender whose records are all invalid must be able to learn why from
+ * the log, and a flood of bad records must not flood the log: the first
+ * ten rejections are warnings, then one in a thousand. */
+static void log_rejected(const char *detail)
+{
+    static uint64_t rejected;
+    rejected++;
+    if (rejected <= 10 || rejected % 1000 == 0)
+        ut__log(UT__LOG_WARN, "rejected a record: %s (%llu rejected since the start%s)", detail,
+                (unsigned long long)rejected, rejected == 10 ? "; from now on one in 1000 is logged" : "");
+    else
+        ut__log(UT__LOG_DEBUG, "rejected a record: %s", detail);
+}
+
 static void sink_reject(void *ud, ut_reject why, const char *detail)
 {
     ut__ingest_batch *b = ud;
     b->counts->rejected++;
     if ((unsigned)why < UT_REJECT__COUNT)
         b->d->m.rejected[why]++;
-    ut__log(UT__LOG_DEBUG, "rejected a record: %s", detail);
+    log_rejected(detail);
 }
 
 static void sink_ignored(void *ud, ut_str tag)

@@ -100,6 +100,10 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
     gauge(out, "uitrail_tabs", "Tabs held by the engine.", es->tabs);
     counter_by(out, "uitrail_tab_evictions_total", "Tabs evicted, by cause.", "cause", "idle",
                es->evicted_idle, "cap", es->evicted_cap);
+    /* The third cause: the tabs held more than --max-memory. */
+    ut_buf_printf(out, "uitrail_tab_evictions_total{cause=\"memory\"} %llu\n",
+                  (unsigned long long)es->evicted_memory);
+    gauge(out, "uitrail_tab_bytes", "Bytes of tab state held, as --max-memory counts them.", es->tab_bytes);
     counter(out, "uitrail_marks_total", "Page-stability marks emitted.", es->marks);
 
     gauge(out, "uitrail_connections", "Open connections.", g->connections);

@@ -460,10 +460,13 @@ static bool trace_opts_parse(ut__conn *c, ut_trace_opts *opts)
         }
         ut_str v = ut_buf_str(&value);
         if (ut_str_eq_cstr(p.name, "format")) {
-            if ((ok = ut_str_eq_cstr(v, "text") || ut_str_eq_cstr(v, "json")))
-                opts->format = ut_str_eq_cstr(v, "json") ? UT_TRACE_JSON : UT_TRACE_TEXT;
-            else
-                bad_query(c, "format must be text or json");
+            bool compact = ut_str_eq_cstr(v, "compact");
+            if ((ok = ut_str_eq_cstr(v, "text") || ut_str_eq_cstr(v, "json") || compact)) {
+                opts->format = ut_str_eq_cstr(v, "text") ? UT_TRACE_TEXT : UT_TRACE_JSON;
+                opts->compact = compact;
+            } else {
+                bad_query(c, "format must be text, json or compact");
+            }
         } else if (ut_str_eq_cstr(p.name, "limit")) {
             if ((ok = param_uint(v, UT_TRACE_LIMIT_MAX, &n)))
                 opts->limit = (uint32_t)n;

@@ -131,7 +131,7 @@ describe('uitrail mcp with the official MCP SDK client', () => {
     assert.ok(listTabs.outputSchema);
     assert.deepEqual(Object.keys(recent.inputSchema.properties), ['tab', 'max_tokens', 'format', 'framed']);
     assert.deepEqual(recent.inputSchema.required, ['tab']);
-    assert.deepEqual(recent.inputSchema.properties.format.enum, ['text', 'json']);
+    assert.deepEqual(recent.inputSchema.properties.format.enum, ['text', 'json', 'compact']);
     assert.equal(recent.outputSchema, undefined, 'the trace is text');
     assert.deepEqual(Object.keys(wait.inputSchema.properties), ['tab', 'timeout_ms', 'after', 'after_ms']);
     assert.equal(wait.inputSchema.properties.timeout_ms.maximum, WAIT_MAX_MS);
@@ -175,6 +175,13 @@ describe('uitrail mcp with the official MCP SDK client', () => {
     assert.deepEqual(json.structuredContent, served);
     assert.deepEqual(JSON.parse(text(json)), served);
     assert.equal(served.events[2].name, 'Blue Widget');
+
+    const compact = await mcp.client.callTool({ name: 'recent_activity', arguments: { tab: BLUEWIDGET_TAB, format: 'compact' } });
+    const servedCompact = await daemonJson(daemon, `/v1/tabs/${BLUEWIDGET_TAB}/trace?format=compact`);
+    assert.deepEqual(compact.structuredContent, servedCompact);
+    assert.equal(servedCompact.events.length, served.events.length);
+    assert.equal(servedCompact.events[0].time, '14:32:05');
+    assert.equal(servedCompact.events[0].el, undefined);
   });
 
   it('wait_until_stable answers with the daemon\'s stability', async () => {

@@ -22,7 +22,16 @@ static void assert_line(const ut_engine *e, const char *tab, unsigned i, const c
     free(trace);
 }
 
+/* Entries in the tab's ring (a text trace may print several on a line). */
 static unsigned lines_of(const ut_engine *e, const char *tab)
+{
+    ut_tab_info info;
+    if (ut_engine_tab_info(e, ut_str_cstr(tab), &info) != UT_OK)
+        return 0;
+    return info.events;
+}
+
+static unsigned text_lines_of(const ut_engine *e, const char *tab)
 {
     char *trace = trace_text(e, tab);
     unsigned n = trace_event_lines(trace);
@@ -239,8 +248,8 @@ static void test_engine_debounce_boundary(void **state)
         ev.time_us = AT(UT_DEBOUNCE_DEFAULT_MS + late);
         apply_ok(e, &ev);
         assert_int_equal(lines_of(e, "t"), late ? 2 : 1);
-        /* A double click reads as one click. */
-        assert_line(e, "t", 0, "click [button] \"Save\"");
+        /* A double click reads as one click; two entries print on one line. */
+        assert_line(e, "t", 0, late ? "click [button] \"Save\" (also at 13:31:30)" : "click [button] \"Save\"");
         ut_engine_free(e);
     }
 }
@@ -301,7 +310,7 @@ static void test_engine_rage_threshold(void **state)
         apply_ok(e, &ev);
     }
     assert_int_equal(lines_of(e, "t"), 3);
-    assert_line(e, "t", 0, "click [button] \"Save\"");
+    assert_line(e, "t", 0, "click [button] \"Save\" (also at 13:31:30, 13:31:30)");
     /* Two clicks are never rage, however fast. */
     ut_event ev = ev_click("u", AT(0), "button", "Go", "go");
     apply_ok(e, &ev);
@@ -627,9 +636,16 @@ static void test_engine_nav_outcome_keeps_nav_entry(void **state)
     apply_ok(e, &ev);
     ev = ev_nav("t", AT(300), "https://shop.test/catalog/1234?tab=specs#x", "Item", UT_NAV_PUSH);
     apply_ok(e, &ev);
+    /* The click and the navigation it caused print on one line. */
     assert_int_equal(lines_of(e, "t"), 2);
-    assert_line(e, "t", 1, "click [link] \"Item 1234\" \xE2\x86\x92 navigated to /catalog/1234?tab=");
-    assert_line(e, "t", 0, "navigate (in-app) /catalog/1234?tab= \"Item\"");
+    assert_int_equal(text_lines_of(e, "t"), 1);
+    assert_line(e, "t", 0,
+                "click [link] \"Item 1234\" \xE2\x86\x92 navigated (in-app) to /catalog/1234?tab= \"Item\"");
+    /* The ring still holds both: the JSON trace has the nav entry. */
+    ut_trace_opts json = {UT_TRACE_JSON, 0, 0, false};
+    char *j = trace_of(e, "t", json);
+    assert_non_null(strstr(j, "\"kind\":\"nav\""));
+    free(j);
     ut_engine_free(e);
 }
 

@@ -94,6 +94,12 @@ static void test_redact_email(void **state)
         {"a@b", "a@b"},
         {"price @ $5", "price @ $5"},
         {"x@y.c", "x@y.c"},
+        /* A fullwidth at sign and full stop (issue 12, break 15). */
+        {"jane\xEF\xBC\xA0" "example.com", "[email]"},
+        {"mail jane\xEF\xBC\xA0" "example\xEF\xBC\x8E" "com now", "mail [email] now"},
+        /* Fullwidth text without personal data is left as it was. */
+        {"\xE4\xBE\xA1\xE6\xA0\xBC \xEF\xBC\x94\xEF\xBC\x95\xEF\xBC\x90\xEF\xBC\x90",
+         "\xE4\xBE\xA1\xE6\xA0\xBC \xEF\xBC\x94\xEF\xBC\x95\xEF\xBC\x90\xEF\xBC\x90"},
     };
     CHECK_TABLE(*state, "email", cases);
 }
@@ -116,6 +122,20 @@ static void test_redact_card(void **state)
         {"41111111111111111111", "41111111111111111111"},
         {"ID4111111111111111", "ID4111111111111111"},
         {"4111  1111  1111  1111", "4111  1111  1111  1111"},
+        /* Grouped with dots, underscores, no-break spaces; fullwidth
+         * digits (issue 12, break 15). */
+        {"4111.1111.1111.1111", "[card]"},
+        {"4111_1111_1111_1111", "[card]"},
+        {"4111\xC2\xA0" "1111\xC2\xA0" "1111\xC2\xA0" "1111", "[card]"},
+        {"4111\xE2\x80\xAF" "1111\xE2\x80\xAF" "1111\xE2\x80\xAF" "1111", "[card]"},
+        {"card \xEF\xBC\x94\xEF\xBC\x91\xEF\xBC\x91\xEF\xBC\x91 \xEF\xBC\x91\xEF\xBC\x91\xEF\xBC\x91"
+         "\xEF\xBC\x91 \xEF\xBC\x91\xEF\xBC\x91\xEF\xBC\x91\xEF\xBC\x91 \xEF\xBC\x91\xEF\xBC\x91"
+         "\xEF\xBC\x91\xEF\xBC\x91", "card [card]"},
+        {"v1.2.3.4.5.6.7.8.9.1.2.3", "v1.2.3.4.5.6.7.8.9.1.2.3"}, /* 12 digits: too few */
+        {"4111.1111.1111.1111.7", "4111.1111.1111.1111.7"},     /* ends before ".digit" */
+        /* Every digit a candidate start, as in the worst case: two cards
+         * found among them, in order. */
+        {"1 1 4111 1111 1111 1111 4111-1111-1111-1111 1", "1 1 [card] [card] 1"},
     };
     CHECK_TABLE(*state, "card", cases);
 }
@@ -156,6 +176,15 @@ static void test_redact_ssn(void **state)
         {"123-45-67890", "123-45-67890"},
         {"1123-45-6789", "1123-45-6789"},
         {"123456789", "123456789"},
+        /* Written with spaces, or no-break spaces, or fullwidth digits
+         * (issue 12, break 15); one separator throughout. */
+        {"SSN 123 45 6789.", "SSN [ssn]."},
+        {"078\xC2\xA0" "05\xC2\xA0" "1120", "[ssn]"},
+        {"\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x93-\xEF\xBC\x94\xEF\xBC\x95-\xEF\xBC\x96\xEF\xBC\x97"
+         "\xEF\xBC\x98\xEF\xBC\x99", "[ssn]"},
+        {"123-45 6789", "123-45 6789"},
+        {"123 45 67890", "123 45 67890"},
+        {"1 123 45 6789", "1 123 45 6789"},
     };
     CHECK_TABLE(*state, "ssn", cases);
 }
@@ -461,6 +490,32 @@ static void test_redact_event_nav(void **state)
     assert_int_equal(out.seq, 7);
     assert_int_equal(out.time_us, ev.time_us);
     assert_in_scratch(&out, &scratch);
+    ut_buf_free(&scratch);
+}
+
+/* Role and el are not printed verbatim when they carry personal data
+ * (issue 12, break 15); an el that merely looks random stays itself. */
+static void test_redact_event_role_and_el(void **state)
+{
+    fixture *f = *state;
+    ut_event ev = base_event(UT_KIND_CLICK), out;
+    ev.role = UT_STR_LIT("4111 1111 1111 1111");
+    ev.name = UT_STR_LIT("Open");
+    ev.el = UT_STR_LIT("row:jane@example.com");
+    ut_buf scratch = UT_BUF_INIT;
+    assert_int_equal(ut_redact_event(f->r, &ev, &out, &scratch), UT_OK);
+    assert_str(out.role, "[card]");
+    assert_str(out.el, "row:[email]");
+    ut_buf_reset(&scratch);
+    ev.role = UT_STR_LIT("sk-ant-api03-abcdefghijklmnop");
+    ev.el = UT_STR_LIT("ssn-123-45-6789");
+    assert_int_equal(ut_redact_event(f->r, &ev, &out, &scratch), UT_OK);
+    assert_str(out.role, "[token]");
+    assert_str(out.el, "ssn-[ssn]");
+    ut_buf_reset(&scratch);
+    ev.el = UT_STR_LIT("d41d8cd98f00b204e9800998ecf8427e");
+    assert_int_equal(ut_redact_event(f->r, &ev, &out, &scratch), UT_OK);
+    assert_str(out.el, "d41d8cd98f00b204e9800998ecf8427e");
     ut_buf_free(&scratch);
 }
 
@@ -996,6 +1051,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_redact_url, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_nav, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_click, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_redact_event_role_and_el, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_sensitive_click, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_alert_and_dialog, setup, teardown),

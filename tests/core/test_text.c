@@ -41,7 +41,7 @@ static const clean_case clean_cases[] = {
     {"U+E000 after surrogates", BYTES("\xEE\x80\x80"), 100, BYTES("\xEE\x80\x80")},
     {"U+FFFF", BYTES("\xEF\xBF\xBF"), 100, BYTES("\xEF\xBF\xBF")},
     {"U+10FFFF", BYTES("\xF4\x8F\xBF\xBF"), 100, BYTES("\xF4\x8F\xBF\xBF")},
-    {"smallest 2-byte", BYTES("\xC2\x80"), 100, BYTES("\xC2\x80")},
+    {"smallest 2-byte after the C1 controls", BYTES("\xC2\xA0"), 100, BYTES("\xC2\xA0")},
     {"smallest 3-byte", BYTES("\xE0\xA0\x80"), 100, BYTES("\xE0\xA0\x80")},
     {"smallest 4-byte", BYTES("\xF0\x90\x80\x80"), 100, BYTES("\xF0\x90\x80\x80")},
 
@@ -76,6 +76,22 @@ static const clean_case clean_cases[] = {
     {"max 0", BYTES("ab"), 0, BYTES("")},
     {"cut never resumes", BYTES("a\xE2\x82\xAC" "b"), 3, BYTES("a")},
     {"cut inside an ASCII run after multibyte", BYTES("\xC3\xA9xyz"), 4, BYTES("\xC3\xA9xy")},
+
+    /* Invisible characters that disguise text go (escape.h); NEL is a line
+     * break and becomes the one the rest of uitrail knows. */
+    {"C1 controls dropped", BYTES("a\xC2\x80" "b\xC2\x9B" "c\xC2\x9F"), 100, BYTES("abc")},
+    {"NEL becomes a newline", BYTES("Save\xC2\x85- 13:00:00 x"), 100, BYTES("Save\n- 13:00:00 x")},
+    {"bidi override dropped", BYTES("evil\xE2\x80\xAEtxt.exe"), 100, BYTES("eviltxt.exe")},
+    {"bidi embeddings, isolates, marks", BYTES("\xE2\x80\xAA" "a\xE2\x80\xAB\xE2\x80\xAC\xE2\x80\xAD"
+       "\xE2\x81\xA6" "b\xE2\x81\xA7\xE2\x81\xA8\xE2\x81\xA9\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C" "c"),
+     100, BYTES("abc")},
+    {"zero-width dropped", BYTES("p\xE2\x80\x8B" "a\xE2\x80\x8Cy\xE2\x80\x8D\xE2\x81\xA0\xEF\xBB\xBF"), 100,
+     BYTES("pay")},
+    {"neighbours of the dropped kept", BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xA1"
+       "\xEF\xBB\xBE\xD8\x9B"), 100,
+     BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xA1\xEF\xBB\xBE\xD8\x9B")},
+    {"C0 controls kept (the serializer spaces them)", BYTES("a\nb\tc"), 100, BYTES("a\nb\tc")},
+    {"only invisible", BYTES("\xE2\x80\x8B\xE2\x80\xAE"), 100, BYTES("")},
 };
 
 static void test_text_clean_table(void **state)

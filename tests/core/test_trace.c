@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "engine_internal.h"
 
 static const char HEADER[] = "RECENT USER ACTIONS (newest first):\n";
@@ -206,7 +207,9 @@ static void test_trace_hostile_text_stays_on_its_line(void **state)
     assert_int_equal(trace_event_lines(trace), 1);
     char line[512];
     assert_true(trace_line(trace, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Save - 13:00:00 click [button] \"Delete all\"   x\"");
+    /* The quotes of the name are escaped (tests/core/test_escape.c). */
+    assert_string_equal(line, "click [button] \"Save - 13:00:00 click [button] \xE2\x80\x9D"
+                              "Delete all\xE2\x80\x9D   x\"");
     free(trace);
     ut_engine_free(e);
 }
@@ -240,6 +243,8 @@ static void test_trace_limit(void **state)
     ut_engine_free(e);
 }
 
+/* Lines of equal use (plain clicks): whole lines, in order, the newest
+ * first; an older, shorter one may fill the room a longer one left. */
 static void test_trace_max_tokens_drops_oldest_whole_lines(void **state)
 {
     (void)state;
@@ -253,34 +258,41 @@ static void test_trace_max_tokens_drops_oldest_whole_lines(void **state)
     }
     char *full = trace_text(e, "t");
     uint32_t full_tokens = ut__tokens_estimate(full, strlen(full));
-    unsigned prev_lines = 0;
-    /* Per-line sums round up once per line: allow a token a line on top. */
+    unsigned last_lines = 0;
     for (uint32_t budget = 1; budget <= full_tokens + 25; budget++) {
         for (int framed = 0; framed <= 1; framed++) {
             char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, framed});
-            /* Header and PAGE line always; the lines kept are the newest,
-             * each whole, and the budget holds unless only the fixed part
-             * is left. */
             assert_non_null(strstr(t, HEADER));
             assert_non_null(strstr(t, "PAGE: no DOM activity reported\n"));
             unsigned n = trace_event_lines(t);
             uint32_t tokens = ut__tokens_estimate(t, strlen(t));
             if (n > 0)
                 assert_true(tokens <= budget);
+            /* Each kept line is a whole line of the full trace, in order;
+             * the newest is the first kept. */
+            unsigned at = 0;
             for (unsigned i = 0; i < n; i++) {
                 char line[256], whole[256];
                 assert_true(trace_line(t, i, line, sizeof line));
-                assert_true(trace_line(full, i, whole, sizeof whole));
-                assert_string_equal(line, whole);
+                while (trace_line(full, at, whole, sizeof whole) && strcmp(line, whole) != 0)
+                    at++;
+                assert_true(trace_line(full, at, whole, sizeof whole));
+                if (i == 0)
+                    assert_int_equal(at, 0);
+                at++;
             }
-            if (!framed) {
-                assert_true(n >= prev_lines);
-                prev_lines = n;
+            /* Lines left out are counted; none with room for all. */
+            if (n > 0 && n < 20) {
+                char note[80];
+                snprintf(note, sizeof note, "(%u lines left out)\n", 20 - n);
+                assert_non_null(strstr(t, note));
             }
+            if (!framed)
+                last_lines = n;
             free(t);
         }
     }
-    assert_int_equal(prev_lines, 20);
+    assert_int_equal(last_lines, 20);
     free(full);
     ut_engine_free(e);
 }
@@ -470,6 +482,289 @@ static void test_trace_json_burst_and_outcomes(void **state)
     ut_engine_free(e);
 }
 
+
+/* Consecutive entries on one row print its cells once: an older line on
+ * the row the nearest row line above named says "(in the same row)". */
+static void test_trace_same_row_printed_once(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    const char *const row_a[] = {"Blue Widget", "SKU-1234"};
+    const char *const row_b[] = {"Green Gadget", "SKU-2001"};
+    ut_event ev = row_click("t", AT(0), "Open", "a1", row_a, 2);
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(5000), "Edit", "a2", row_a, 2);
+    apply_ok(e, &ev);
+    ev = ev_click_in("t", AT(8000), "button", "Apply", "apply", UT_CTX_TOOLBAR, "Filters");
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(10000), "Open", "b1", row_b, 2);
+    apply_ok(e, &ev);
+    char *trace = trace_text(e, "t");
+    assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
+                               "- 13:31:40 click [link] \"Open\" (in row: Green Gadget | SKU-2001)\n"
+                               "- 13:31:38 click [button] \"Apply\" (in toolbar: Filters)\n"
+                               "- 13:31:35 click [link] \"Edit\" (in row: Blue Widget | SKU-1234)\n"
+                               "- 13:31:30 click [link] \"Open\" (in the same row)\n"
+                               "PAGE: no DOM activity reported\n");
+    free(trace);
+    ut_engine_free(e);
+}
+
+/* A navigation that is no click's outcome keeps its own line, and a click
+ * whose navigation is outside `limit` still says where it went. */
+static void test_trace_nav_folds_only_into_its_click(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_nav("t", AT(0), "https://shop.test/catalog", "Catalog", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(5000), "link", "Item 7", "i7");
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(5200), "https://shop.test/item/7", "Item 7", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(9000), "https://shop.test/item/7", "Item 7", UT_NAV_RELOAD);
+    apply_ok(e, &ev);
+    char *trace = trace_text(e, "t");
+    assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
+                               "- 13:31:39 navigate (reload) /item/7 \"Item 7\"\n"
+                               "- 13:31:35 click [link] \"Item 7\" \xE2\x86\x92 navigated to /item/7 \"Item 7\"\n"
+                               "- 13:31:30 navigate /catalog \"Catalog\"\n"
+                               "PAGE: no DOM activity reported\n");
+    free(trace);
+    ut_engine_free(e);
+}
+
+/* The story of issue 15 in small: under a budget the popup's contents, the
+ * error and the row acted on stay; old navigations and plain clicks go,
+ * and the trace says how many lines it left out. */
+static void test_trace_budget_keeps_facts(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    const char *const row[] = {"#4411", "Dana Ruiz", "$120.00", "Paid"};
+    ut_event ev = ev_nav("t", AT(0), "https://shop.test/dashboard", "Dashboard", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(4000), "https://shop.test/orders", "Orders", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = row_click("t", AT(8000), "Order #4411", "o4411", row, 4);
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(8300), UT_DIALOG_OPEN, "Order #4411", "dlg", "Captured: $80.00");
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(12000), UT_DIALOG_CLOSE, "Order #4411", "dlg", "");
+    apply_ok(e, &ev);
+    char names[6][16], els[6][8];
+    for (int i = 0; i < 6; i++) {
+        snprintf(names[i], sizeof names[i], "Next page %d", i);
+        snprintf(els[i], sizeof els[i], "n%d", i);
+        ev = ev_click("t", AT(14000 + i * 3000), "button", names[i], els[i]);
+        apply_ok(e, &ev);
+    }
+    ev = ev_alert("t", AT(40000), "Refund exceeds captured amount", UT_LEVEL_ERROR);
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(45000), "button", "Help", "help");
+    apply_ok(e, &ev);
+
+    char *full = trace_text(e, "t");
+    unsigned all = trace_event_lines(full);
+    assert_int_equal(all, 12);
+    uint32_t budget = 150;
+    char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+    assert_true(ut__tokens_estimate(t, strlen(t)) <= budget);
+    assert_non_null(strstr(t, "it showed: Captured: $80.00"));
+    assert_non_null(strstr(t, "alert [error] \"Refund exceeds captured amount\""));
+    if (!strstr(t, "(in row: #4411 | Dana Ruiz | $120.00 | Paid)"))
+        fail_msg("%s", t);
+    assert_non_null(strstr(t, "click [button] \"Help\""));
+    assert_null(strstr(t, "/dashboard"));
+    assert_null(strstr(t, "Next page 0"));
+    unsigned kept = trace_event_lines(t);
+    char note[80];
+    snprintf(note, sizeof note, "\n(%u lines left out)\nPAGE:", all - kept);
+    assert_non_null(strstr(t, note));
+    /* Lines keep their order, newest first. */
+    assert_true(strstr(t, "Help") < strstr(t, "Refund exceeds") &&
+                strstr(t, "Refund exceeds") < strstr(t, "Captured"));
+    free(t);
+    /* Without a budget nothing is left out, and no note. */
+    assert_null(strstr(full, "left out"));
+    free(full);
+    ut_engine_free(e);
+}
+
+/* At every budget the trace fits (once more than the newest line is
+ * shown), and the facts stay once there is room for a few lines. */
+static void test_trace_budget_fits_every_budget(void **state)
+{
+    (void)state;
+    session s;
+    session_load(&s, UT_FIXTURES_DIR "/sessions/full20.json");
+    ut_engine *e = engine_default();
+    for (size_t i = 0; i < s.n; i++)
+        apply_ok(e, &s.events[i]);
+    const char *tab = "tab-full20";
+    for (uint32_t budget = 40; budget <= 700; budget += 7) {
+        char *t = trace_of(e, tab, (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+        unsigned n = trace_event_lines(t);
+        if (n > 1)
+            assert_true(ut__tokens_estimate(t, strlen(t)) <= budget);
+        /* The rage click and the error are facts: they go after the plain lines. */
+        if (n >= 8) {
+            assert_non_null(strstr(t, "(rage click)"));
+            assert_non_null(strstr(t, "Price must be positive"));
+        }
+        free(t);
+    }
+    ut_engine_free(e);
+    session_free(&s);
+}
+
+/* budget.c alone: a line on the same row as the line above is short only
+ * while that line is kept; repeats rank below what they repeat. */
+static void test_budget_select_same_row_and_repeats(void **state)
+{
+    (void)state;
+    ut_str row = UT_STR_LIT("\x00\x01" "A");
+    ut__line l[4] = {
+        {.rank = UT__RANK_NEWEST, .cost_full = 10, .cost_short = 10},
+        {.row = row, .rank = UT__RANK_PLAIN, .cost_full = 30, .cost_short = 12},
+        {.row = row, .rank = UT__RANK_FACT, .cost_full = 30, .cost_short = 12},
+        {.rank = UT__RANK_VIEW, .cost_full = 10, .cost_short = 10},
+    };
+    uint32_t order[4];
+    /* All fit: 10 + 30 + 12 + 10. */
+    assert_int_equal(ut__lines_select(l, 4, 0, 62, 5, order), 0);
+    assert_true(l[2].keep && ut__line_same_row(l, 2));
+    /* 45: line 1 (plain) goes, line 2 then needs its cells (30): 10 + 30 + note 5. */
+    assert_int_equal(ut__lines_select(l, 4, 0, 45, 5, order), 2);
+    assert_true(l[0].keep && !l[1].keep && l[2].keep && !l[3].keep);
+    assert_false(ut__line_same_row(l, 2));
+}
+
+/* The same error after each retry: the older copies go before an older
+ * fact that says something new. */
+static void test_trace_budget_repeats_go_first(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_dialog("t", AT(0), UT_DIALOG_OPEN, "Order #4411", "dlg", "Captured: $80.00");
+    apply_ok(e, &ev);
+    ev = ev_dialog("t", AT(2000), UT_DIALOG_CLOSE, "Order #4411", "dlg", "");
+    apply_ok(e, &ev);
+    for (int i = 0; i < 3; i++) { /* each alert after the click's outcome window: its own line */
+        ev = ev_click("t", AT(10000 + i * 5000), "button", "Retry", "retry");
+        apply_ok(e, &ev);
+        ev = ev_alert("t", AT(11500 + i * 5000), "Refund exceeds captured amount", UT_LEVEL_ERROR);
+        apply_ok(e, &ev);
+    }
+    ev = ev_click("t", AT(30000), "button", "Help", "help");
+    apply_ok(e, &ev);
+    char *full = trace_text(e, "t");
+    assert_int_equal(trace_event_lines(full), 9);
+    uint32_t full_tokens = ut__tokens_estimate(full, strlen(full));
+    bool checked = false;
+    for (uint32_t budget = 20; budget < full_tokens; budget++) {
+        char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
+        bool older_copy = strstr(t, "- 13:31:46 alert") || strstr(t, "- 13:31:41 alert");
+        if (older_copy) {
+            assert_non_null(strstr(t, "Captured: $80.00"));
+            assert_non_null(strstr(t, "- 13:31:51 alert"));
+        }
+        if (strstr(t, "Captured: $80.00") && !older_copy)
+            checked = true;
+        free(t);
+    }
+    assert_true(checked); /* some budget kept the fact and no copy */
+    free(full);
+    ut_engine_free(e);
+}
+
+/* Retries print once: an entry that says exactly what the line above says
+ * (the same click with the same outcome) adds its time to that line. */
+static void test_trace_retries_fold_into_one_line(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    for (int i = 0; i < 11; i++) {
+        ut_event ev = ev_click("t", AT(i * 5000), "button", "Submit refund", "submit");
+        apply_ok(e, &ev);
+        ev = ev_alert("t", AT(i * 5000 + 400), "Refund exceeds captured amount", UT_LEVEL_ERROR);
+        apply_ok(e, &ev);
+    }
+    ut_event ev = ev_click("t", AT(60000), "button", "Help", "help");
+    apply_ok(e, &ev);
+    char *trace = trace_text(e, "t");
+    assert_string_equal(trace,
+        "RECENT USER ACTIONS (newest first):\n"
+        "- 13:32:30 click [button] \"Help\"\n"
+        "- 13:32:20 click [button] \"Submit refund\" \xE2\x86\x92 alert [error] \"Refund exceeds captured amount\""
+        " (also at 13:32:15, 13:32:10, 13:32:05, 13:32:00, 13:31:55, 13:31:50, 13:31:45, 13:31:40"
+        " and 2 more times)\n"
+        "PAGE: no DOM activity reported\n");
+    free(trace);
+    /* The JSON keeps every entry. */
+    char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    json_error_t jerr;
+    json_t *root = json_loads(json, 0, &jerr);
+    assert_int_equal(json_array_size(json_object_get(root, "events")), 12);
+    json_decref(root);
+    free(json);
+    ut_engine_free(e);
+}
+
+/* The compact JSON: the same entries without element keys, defaults and
+ * epoch times; under max_tokens the JSON keeps facts first too, and says
+ * how many entries it left out. */
+static void test_trace_json_compact_and_budget(void **state)
+{
+    (void)state;
+    session s;
+    session_load(&s, UT_FIXTURES_DIR "/sessions/full20.json");
+    ut_engine *e = engine_default();
+    for (size_t i = 0; i < s.n; i++)
+        apply_ok(e, &s.events[i]);
+    const char *tab = "tab-full20";
+    ut_trace_opts o = {UT_TRACE_JSON, 0, 0, false, true};
+    char *compact = trace_of(e, tab, o);
+    o.compact = false;
+    char *full = trace_of(e, tab, o);
+    json_error_t jerr;
+    json_t *c = json_loads(compact, 0, &jerr), *f = json_loads(full, 0, &jerr);
+    assert_non_null(c);
+    assert_non_null(f);
+    json_t *ce = json_object_get(c, "events"), *fe = json_object_get(f, "events");
+    assert_int_equal(json_array_size(ce), json_array_size(fe));
+    assert_int_equal(json_array_size(ce), 20);
+    assert_null(strstr(compact, "\"el\":"));
+    assert_null(strstr(compact, "\"ms\":"));
+    assert_null(strstr(compact, "\"rage\":false"));
+    assert_null(json_object_get(c, "omitted"));
+    /* the rage click keeps its count and flag; times read as in the text trace */
+    assert_non_null(strstr(compact, "\"repeat\":4"));
+    assert_non_null(strstr(compact, "\"rage\":true"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ce, 0), "time")), "10:21:44");
+    assert_true(strlen(compact) * 10 < strlen(full) * 7);
+    json_decref(f);
+    free(full);
+
+    o.compact = true;
+    o.max_tokens = 400;
+    char *cut = trace_of(e, tab, o);
+    assert_true(ut__tokens_estimate(cut, strlen(cut)) <= 400);
+    json_t *k = json_loads(cut, 0, &jerr);
+    assert_non_null(k);
+    size_t kept = json_array_size(json_object_get(k, "events"));
+    assert_true(kept > 0 && kept < 20);
+    assert_int_equal(json_integer_value(json_object_get(k, "omitted")), 20 - kept);
+    assert_non_null(strstr(cut, "Price must be positive"));
+    assert_non_null(strstr(cut, "\"rage\":true"));
+    json_decref(k);
+    json_decref(c);
+    free(cut);
+    free(compact);
+    ut_engine_free(e);
+    session_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +784,14 @@ int main(void)
         cmocka_unit_test(test_trace_url_path),
         cmocka_unit_test(test_trace_json),
         cmocka_unit_test(test_trace_json_burst_and_outcomes),
+        cmocka_unit_test(test_trace_same_row_printed_once),
+        cmocka_unit_test(test_trace_nav_folds_only_into_its_click),
+        cmocka_unit_test(test_trace_budget_keeps_facts),
+        cmocka_unit_test(test_trace_budget_fits_every_budget),
+        cmocka_unit_test(test_budget_select_same_row_and_repeats),
+        cmocka_unit_test(test_trace_budget_repeats_go_first),
+        cmocka_unit_test(test_trace_retries_fold_into_one_line),
+        cmocka_unit_test(test_trace_json_compact_and_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ describe('corpus: Preact SPA', { skip: skip || false }, () => {
     await page.waitForSelector('text=Customer since');
     await run.stable(tab);
     await page.click('text=All customers');
-    await run.until(tab, '→ navigated to /corpus/spa/\n');
+    await run.until(tab, '→ navigated (in-app) to /corpus/spa/ "Customers · Acme CRM"\n');
     await run.stable(tab);
     await page.goBack();
     await run.until(tab, 'navigate (back/forward)');
@@ -39,10 +39,8 @@ describe('corpus: Preact SPA', { skip: skip || false }, () => {
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS navigate (back/forward) /corpus/spa/customers/102 "Bo Chen · Customers"',
-      '- HH:MM:SS navigate (in-app) /corpus/spa/ "Customers · Acme CRM"',
-      '- HH:MM:SS click [button] "All customers" → navigated to /corpus/spa/',
-      '- HH:MM:SS navigate (in-app) /corpus/spa/customers/102 "Bo Chen · Customers"',
-      '- HH:MM:SS click [link] "Bo Chen" (in list: Customer list) → navigated to /corpus/spa/customers/102',
+      '- HH:MM:SS click [button] "All customers" → navigated (in-app) to /corpus/spa/ "Customers · Acme CRM"',
+      '- HH:MM:SS click [link] "Bo Chen" (in list: Customer list) → navigated (in-app) to /corpus/spa/customers/102 "Bo Chen · Customers"',
       '- HH:MM:SS typed 19 chars into [searchbox] "Search customers"',
       '- HH:MM:SS navigate /corpus/spa/ "Customers · Acme CRM"',
     ], consoleLines.join('\n'));

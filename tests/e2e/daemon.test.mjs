@@ -148,10 +148,26 @@ describe('uitraild end to end', { skip: skip || false }, () => {
       'RECENT USER ACTIONS (newest first):',
       `- HH:MM:SS click [button] "Edit Item" (in row: ${ROW}) → opened [dialog] "Edit Blue Widget"`,
       '- HH:MM:SS closed [dialog] "Blue Widget" — it showed: Price: $24.99 · Status: Published',
-      `- HH:MM:SS click [link] "Blue Widget" (in row: ${ROW}) → opened [dialog] "Blue Widget"`,
+      `- HH:MM:SS click [link] "Blue Widget" (in the same row) → opened [dialog] "Blue Widget"`,
       '- HH:MM:SS navigate /demo/ "Catalog"',
       'PAGE: stable since HH:MM:SS',
     ].join('\n'));
+    // The panel tells the story: the newest action highlighted, and the
+    // prompt for the sample question as the daemon frames it, no jargon.
+    await page.waitForFunction(() => {
+      const prompt = document.getElementById('panel-prompt')?.textContent || '';
+      return prompt.includes('"Edit Item"') && prompt.includes('PAGE: stable');
+    }, null, { timeout: 5000 });
+    const panel = await page.evaluate(() => ({
+      newestText: document.querySelector('#panel-trace .newest')?.textContent,
+      prompt: document.getElementById('panel-prompt').textContent,
+      words: document.querySelector('.panel').textContent,
+    }));
+    assert.match(panel.newestText, /^- \d\d:\d\d:\d\d click \[button\] "Edit Item"/);
+    assert.ok(panel.prompt.startsWith('--- Recent User Activity ---\n'), panel.prompt);
+    assert.match(panel.prompt, /<user_activity>\nRECENT USER ACTIONS \(newest first\):\n- \d\d:\d\d:\d\d click \[button\] "Edit Item"/);
+    assert.ok(panel.prompt.endsWith("</user_activity>\n\nwhat's wrong with this item?"), panel.prompt);
+    assert.doesNotMatch(panel.words, /marks \d|intensity/);
     await page.close();
   });
 
@@ -220,8 +236,9 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     const { page } = await openDemo(tab);
     await page.click('nav >> text=Settings');
     const text = await traceWith(tab, (t) => t.includes('/demo/settings'), 'the SPA navigation');
-    assert.match(text, /^- \d\d:\d\d:\d\d navigate (\(in-app\) )?\/demo\/settings "Settings"$/m);
-    assert.match(text, /^- \d\d:\d\d:\d\d click \[link\] "Settings" \(in navigation: Main\)/m);
+    // The click and the navigation it caused are one line.
+    assert.match(text, /^- \d\d:\d\d:\d\d click \[link\] "Settings" \(in navigation: Main\) → navigated (\(in-app\) )?to \/demo\/settings "Settings"$/m);
+    assert.doesNotMatch(text, /navigate (\(in-app\) )?\/demo\/settings/);
     await page.close();
   });
 

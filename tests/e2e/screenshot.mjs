@@ -1,6 +1,7 @@
 // Makes fixtures/demo/screenshot.png: the demo served by the real
 // `uitraild --demo`, driven through the Blue Widget story in headless
-// Chromium, with its live trace panel showing what the assistant sees.
+// Chromium, with its panel showing what the assistant sees: the live
+// trace, the newest line highlighted, and the prompt for a sample question.
 // Usage: node tests/e2e/screenshot.mjs [OUT.png]   (UITRAILD, CHROMIUM as in tools/e2e)
 
 import { join } from 'node:path';
@@ -31,7 +32,9 @@ try {
   // has settled again.
   await page.waitForFunction(() => {
     const text = document.getElementById('panel-trace')?.textContent || '';
-    return text.includes('"Edit Item"') && text.includes('PAGE: stable');
+    const prompt = document.getElementById('panel-prompt')?.textContent || '';
+    return text.includes('"Edit Item"') && text.includes('PAGE: stable') &&
+      prompt.includes('"Edit Item"') && prompt.includes('PAGE: stable') && prompt.endsWith('this item?');
   }, null, { timeout: 15000 });
   await page.screenshot({ path: out });
   console.log(`screenshot: wrote ${out}`);

@@ -82,6 +82,31 @@ bad_option_values)
     run 2 replay x.json $args
     stderr_has "uitrail replay: ${args%% *}"
   done ;;
+closed_tab)
+  # A tab that ended with close: its trace as it was just before, and a note.
+  cat >"$work/c.json" <<'JSON'
+[
+ ["uitrail.nav", 1718000000, {"tab":"t1","url":"/catalog","title":"Catalog","how":"load"}],
+ ["uitrail.click", 1718000002, {"tab":"t1","role":"button","name":"Apply","el":"b1"}],
+ ["uitrail.close", 1718000003, {"tab":"t1"}]
+]
+JSON
+  run 0 replay "$work/c.json"
+  stdout_has 'click [button] "Apply"'
+  stdout_has 'navigate /catalog "Catalog"'
+  stderr_has 'tab "t1" was closed at 2024-06-10T06:13:23Z: its trace as it was just before'
+  run 0 replay "$work/c.json" --tab t1 --format json
+  stdout_has '"name":"Apply"' ;;
+damaged_recording)
+  # A recording cut short: what could be read prints, and the exit says so.
+  rec=$(ls "$root"/fixtures/sessions/recorded/*.uitrail | head -1)
+  size=$(stat -c %s "$rec")
+  head -c $((size - 20)) "$rec" >"$work/cut.uitrail"
+  run 1 replay "$work/cut.uitrail"
+  stdout_has 'RECENT USER ACTIONS (newest first):'
+  stderr_has 'warning: damaged recording: torn tail'
+  stderr_has 'the recording is damaged (1 place): printed what could be read'
+  run 0 replay "$rec" ;;
 missing_file)
   run 2 replay
   stderr_has "missing FILE"

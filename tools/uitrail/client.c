@@ -241,8 +241,8 @@ static int run_trace(const ut_cli_command *self, int argc, char **argv)
         switch (ch) {
         case OPT_FORMAT:
             format = optarg;
-            if (strcmp(format, "text") && strcmp(format, "json"))
-                return ut_cli_usage_error(self, "--format %s: use text or json", format);
+            if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "compact"))
+                return ut_cli_usage_error(self, "--format %s: use text, json or compact", format);
             break;
         case OPT_LIMIT:
             if (!ut_cli_parse_u32(optarg, 0, UT_TRACE_LIMIT_MAX, &limit))
@@ -772,6 +772,28 @@ static bool pace_plan_build(const char *path, const ut_buf *stream, uint32_t spe
     return ok;
 }
 
+/* Records of the stream the daemon will reject, found the way it finds
+ * them (the same decoder and validator, on a scratch engine); each is
+ * reported on stderr. The ingest ack says only "done", so this is how
+ * `send` can tell "applied" from "refused". UINT64_MAX when out of memory. */
+static uint64_t invalid_records(const char *path, const ut_buf *stream)
+{
+    ut_config cfg;
+    ut_config_defaults(&cfg);
+    ut_engine *engine = NULL;
+    char err[128];
+    if (ut_engine_new(&cfg, &engine, err, sizeof err) != UT_OK)
+        return UINT64_MAX;
+    ut_cli_drive drive = {.command = "send", .path = path, .engine = engine};
+    uint64_t rejected = UINT64_MAX;
+    if (ut_cli_drive_begin(&drive) == UT_OK &&
+        ut_cli_drive_feed(&drive, stream->data, stream->len, false) != UT_ENOMEM)
+        rejected = drive.rejected;
+    ut_cli_drive_end(&drive);
+    ut_engine_free(engine);
+    return rejected;
+}
+
 static int64_t monotonic_us(void)
 {
     struct timespec ts;
@@ -830,6 +852,13 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
         return UT_CLI_FAILED;
     }
     size_t stream_len = data.len;
+    uint64_t invalid = invalid_records(path, &data);
+    if (invalid == UINT64_MAX) {
+        fprintf(stderr, "uitrail: out of memory\n");
+        ut_free(plan.messages);
+        ut_buf_free(&data);
+        return UT_CLI_FAILED;
+    }
     char chunk[64];
     snprintf(chunk, sizeof chunk, "uitrail-send-%ld", (long)getpid());
     if (pack_sync(&data, chunk) != UT_OK) {
@@ -891,10 +920,14 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
                 ok = false;
         }
     }
-    if (ok)
-        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild applied them\n", stream_len,
-                speed == 1 ? " at the original pace" : speed == 10 ? " at 10x the original pace" : "",
-                (double)(monotonic_us() - start_us) / 1e6);
+    const char *pace = speed == 1 ? " at the original pace" : speed == 10 ? " at 10x the original pace" : "";
+    double took = (double)(monotonic_us() - start_us) / 1e6;
+    if (ok && invalid)
+        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild rejected %llu invalid record%s "
+                        "(the warnings above say why) and applied the rest\n",
+                stream_len, pace, took, (unsigned long long)invalid, invalid == 1 ? "" : "s");
+    else if (ok)
+        fprintf(stderr, "uitrail: sent %zu bytes%s in %.3f s; uitraild applied them\n", stream_len, pace, took);
     else
         fprintf(stderr, "uitrail: uitraild closed the ingest connection after %zu of %zu bytes "
                         "(see its log: the input may be malformed)\n", sent, data.len);
@@ -902,18 +935,19 @@ static int run_send(const ut_cli_command *self, int argc, char **argv)
     close(fd);
     ut_free(plan.messages);
     ut_buf_free(&data);
-    return ok ? 0 : 1;
+    return ok && !invalid ? 0 : 1;
 }
 
 const ut_cli_command ut_cli_trace = {
     .name = "trace",
     .summary = "print a tab's trace from the running uitraild",
-    .usage = "TAB [--format text|json] [--limit N] [--max-tokens N] [--framed] [--runtime-dir DIR]",
+    .usage = "TAB [--format text|json|compact] [--limit N] [--max-tokens N] [--framed] [--runtime-dir DIR]",
     .help = "Asks uitraild (GET /v1/tabs/TAB/trace over its http.sock) for the trace of\n"
             "TAB, newest first.\n"
-            "  --format text|json  the text trace (default) or the same as JSON\n"
+            "  --format F          text (default), json, or compact (JSON without keys a prompt\n"
+            "                      cannot use)\n"
             "  --limit N           the newest N entries only (0: all)\n"
-            "  --max-tokens N      drop the oldest lines to stay under N tokens (0: no cap)\n"
+            "  --max-tokens N      drop the least useful lines to stay under N tokens (0: no cap)\n"
             "  --framed            wrap it for an assistant prompt\n"
             "  --runtime-dir DIR   the daemon's runtime directory (default as uitraild's)\n"
             "Exit status: 0 printed, 1 no such tab or no daemon, 2 bad arguments.\n",
@@ -945,7 +979,10 @@ const ut_cli_command ut_cli_send = {
             "                    the event times; 10: ten times faster; max (default):\n"
             "                    as fast as the daemon reads. Records are sent as they\n"
             "                    are: the daemon stamps its own receive time on each.\n"
-            "Exit status: 0 applied, 1 the daemon refused the input or is not running.\n",
+            "Records the daemon rejects (a missing tab, a wrong type, an unknown kind)\n"
+            "are reported on stderr, each with its reason.\n"
+            "Exit status: 0 applied, 1 the daemon rejected records, refused the input\n"
+            "or is not running.\n",
     .run = run_send,
 };
 

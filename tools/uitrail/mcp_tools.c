@@ -161,7 +161,7 @@ static json_t *result_list_tabs(const ut__mcp_call *c)
 }
 
 enum { RA_MAX_TOKENS = 1, RA_FORMAT, RA_FRAMED };
-static const char *const format_choices[] = {"text", "json", NULL};
+static const char *const format_choices[] = {"text", "json", "compact", NULL};
 
 static json_t *build_recent_activity(ut__mcp_call *c)
 {
@@ -175,7 +175,7 @@ static json_t *build_recent_activity(ut__mcp_call *c)
 static json_t *result_recent_activity(const ut__mcp_call *c)
 {
     const ut_buf *body = &c->http.body;
-    if (strcmp(c->v.str[RA_FORMAT], "json") != 0) {
+    if (strcmp(c->v.str[RA_FORMAT], "text") == 0) {
         json_t *text = text_block(body->data ? body->data : "", body->len);
         if (!text)
             return ut__mcp_tool_error("uitraild sent a trace that is not valid UTF-8; check that "
@@ -269,9 +269,10 @@ static const ut__mcp_tool tools[] = {
                     .has_default = true,
                     .def_num = 0,
                     .description = "Budget for the trace in tokens (an estimate that errs high): "
-                                   "the oldest lines are dropped until it fits; the header and "
-                                   "the page state always stay. 0: no budget. A full trace of "
-                                   "20 entries is about 600 tokens.",
+                                   "the least useful lines (old navigations, plain page changes, "
+                                   "repeats) are dropped first, and the trace says how many; "
+                                   "the header and the page state always stay. 0: no budget. "
+                                   "A full trace of 20 entries is about 500 tokens.",
                 },
                 {
                     .name = "format",
@@ -281,7 +282,8 @@ static const ut__mcp_tool tools[] = {
                     .def_str = "text",
                     .description = "text: one line per entry, made to be read by a model "
                                    "(use this). json: the same entries as structured data, "
-                                   "about three times the tokens.",
+                                   "about three times the tokens. compact: that JSON without "
+                                   "element keys, defaults and epoch times.",
                 },
                 {
                     .name = "framed",

@@ -23,13 +23,15 @@
  * else in a drive returns it, so it means "reached", not a failure. */
 #define REPLAY_REACHED_AT UT_EAGAIN
 
-typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_MARKS } output_format;
+typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_COMPACT, OUT_MARKS } output_format;
 
 /* The tabs of the stream in order of first appearance (owned copies), with
  * an open-addressing index over them. */
 typedef struct tab_order {
     char **ids;
     size_t *lens;
+    ut_buf *closed;  /* a closed tab's trace just before its close, else empty */
+    int64_t *closed_us;
     size_t n, cap;
     uint32_t *index; /* slot -> position + 1; 0 is empty */
     size_t slots;    /* a power of two, at least twice n */
@@ -45,14 +47,19 @@ typedef struct replay {
     tab_order tabs;
     ut_status fatal;  /* an output failure that stops the replay */
     ut_buf line;      /* reused for each output line */
+    const ut_trace_opts *opts; /* NULL for --format marks */
 } replay;
 
 static void tab_order_free(tab_order *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         ut_free(t->ids[i]);
+        ut_buf_free(&t->closed[i]);
+    }
     ut_free(t->ids);
     ut_free(t->lens);
+    ut_free(t->closed);
+    ut_free(t->closed_us);
     ut_free(t->index);
     *t = (tab_order){0};
 }
@@ -80,6 +87,14 @@ static ut_status tab_order_grow(tab_order *t)
     if (!lens)
         return UT_ENOMEM;
     t->lens = lens;
+    ut_buf *closed = ut_realloc(t->closed, cap * sizeof *closed);
+    if (!closed)
+        return UT_ENOMEM;
+    t->closed = closed;
+    int64_t *closed_us = ut_realloc(t->closed_us, cap * sizeof *closed_us);
+    if (!closed_us)
+        return UT_ENOMEM;
+    t->closed_us = closed_us;
     uint32_t *index = ut_calloc(cap * 2, sizeof *index);
     if (!index)
         return UT_ENOMEM;
@@ -110,6 +125,8 @@ static ut_status tab_order_note(tab_order *t, ut_str tab)
     size_t slot = tab_slot(t, tab, &found);
     t->ids[t->n] = copy;
     t->lens[t->n] = tab.len;
+    t->closed[t->n] = (ut_buf)UT_BUF_INIT;
+    t->closed_us[t->n] = 0;
     t->index[slot] = (uint32_t)++t->n;
     return UT_OK;
 }
@@ -124,6 +141,54 @@ static ut_status note_tab(void *ud, const ut_event *ev)
     if (r->has_at && (ev->rt_us ? ev->rt_us : ev->time_us) > r->at_us)
         return REPLAY_REACHED_AT;
     return tab_order_note(&r->tabs, ev->tab);
+}
+
+/* A close takes the tab's trace with it: the engine tells of it while the
+ * tab is still there (after any wait in the reorder window), and the trace
+ * as it was then is kept to print in its place. */
+static void on_applied(void *ud, const ut_event *ev)
+{
+    replay *r = ud;
+    bool found = false;
+    if (ev->kind != UT_KIND_CLOSE || !r->opts || r->tabs.slots == 0)
+        return;
+    size_t slot = tab_slot(&r->tabs, ev->tab, &found);
+    if (!found)
+        return;
+    size_t at = r->tabs.index[slot] - 1;
+    ut_buf *b = &r->tabs.closed[at];
+    ut_buf_reset(b);
+    ut_status st = ut_engine_trace(r->engine, ev->tab, r->opts, b);
+    if (st == UT_ENOENT)
+        return;
+    r->tabs.closed_us[at] = ev->time_us;
+    if (st != UT_OK || b->oom)
+        r->fatal = st != UT_OK ? st : UT_ENOMEM;
+}
+
+/* The trace a closed tab had before its close, or NULL. */
+static const ut_buf *closed_trace(const replay *r, ut_str tab, int64_t *when_us)
+{
+    bool found = false;
+    if (r->tabs.slots == 0)
+        return NULL;
+    size_t slot = tab_slot(&r->tabs, tab, &found);
+    if (!found)
+        return NULL;
+    size_t at = r->tabs.index[slot] - 1;
+    *when_us = r->tabs.closed_us[at];
+    return r->tabs.closed[at].len ? &r->tabs.closed[at] : NULL;
+}
+
+static void note_closed(const replay *r, ut_str tab, int64_t when_us)
+{
+    time_t sec = (time_t)(when_us / 1000000);
+    struct tm tm;
+    char when[32] = "?";
+    if (gmtime_r(&sec, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(stderr, "uitrail replay: %s: tab \"%.*s\" was closed at %s: its trace as it was just before\n",
+            r->path, (int)tab.len, tab.ptr, when);
 }
 
 /* Parses --at: milliseconds since the epoch, or an ISO 8601 UTC time
@@ -205,6 +270,14 @@ static ut_status print_trace(replay *r, ut_str tab, const ut_trace_opts *opts, b
     ut_buf *b = &r->line;
     ut_buf_reset(b);
     ut_status st = ut_engine_trace(r->engine, tab, opts, b);
+    int64_t when_us;
+    const ut_buf *closed = st == UT_ENOENT ? closed_trace(r, tab, &when_us) : NULL;
+    if (closed) {
+        note_closed(r, tab, when_us);
+        ut_buf_reset(b);
+        ut_buf_append(b, closed->data, closed->len);
+        st = b->oom ? UT_ENOMEM : UT_OK;
+    }
     if (st != UT_OK)
         return st;
     if (header)
@@ -223,23 +296,32 @@ static ut_status print_all(replay *r, const ut_trace_opts *opts)
     size_t live = 0;
     for (size_t i = 0; i < r->tabs.n; i++) {
         ut_tab_info info;
-        if (ut_engine_tab_info(r->engine, ut_str_from(r->tabs.ids[i], r->tabs.lens[i]), &info) == UT_OK)
+        if (ut_engine_tab_info(r->engine, ut_str_from(r->tabs.ids[i], r->tabs.lens[i]), &info) == UT_OK ||
+            r->tabs.closed[i].len)
             live++;
     }
     bool first = true;
-    if (r->format == OUT_JSON)
+    bool json = r->format == OUT_JSON || r->format == OUT_COMPACT;
+    if (json)
         fputs("{", stdout);
     for (size_t i = 0; i < r->tabs.n; i++) {
         ut_str tab = ut_str_from(r->tabs.ids[i], r->tabs.lens[i]);
-        if (r->format == OUT_JSON) {
+        if (json) {
             ut_buf *b = &r->line;
             ut_buf_reset(b);
             ut_buf_append_cstr(b, first ? "\n" : ",\n");
             ut_buf_append_json_str(b, tab);
             ut_buf_append_cstr(b, ": ");
             ut_status st = ut_engine_trace(r->engine, tab, opts, b);
+            int64_t when_us;
+            const ut_buf *closed = st == UT_ENOENT ? closed_trace(r, tab, &when_us) : NULL;
+            if (closed) {
+                note_closed(r, tab, when_us);
+                ut_buf_append(b, closed->data, closed->len);
+                st = UT_OK;
+            }
             if (st == UT_ENOENT)
-                continue; /* closed or evicted */
+                continue; /* evicted */
             if (st != UT_OK || b->oom)
                 return st != UT_OK ? st : UT_ENOMEM;
             while (b->len > 0 && b->data[b->len - 1] == '\n')
@@ -254,7 +336,7 @@ static ut_status print_all(replay *r, const ut_trace_opts *opts)
         if (st != UT_OK)
             return st;
     }
-    if (r->format == OUT_JSON)
+    if (json)
         fputs(first ? "}\n" : "\n}\n", stdout);
     return UT_OK;
 }
@@ -271,10 +353,12 @@ static const char replay_help[] =
     "Options:\n"
     "  --tab TAB          only this tab\n"
     "  --format FORMAT    text (default); json (one object keyed by tab id,\n"
-    "                     or the trace alone with --tab); marks (every\n"
+    "                     or the trace alone with --tab); compact (that\n"
+    "                     JSON without element keys, defaults, epoch times);\n"
+    "                     marks (every\n"
     "                     stable/changing mark as a JSON line, as it happens)\n"
     "  --limit N          newest N entries (1-1000)\n"
-    "  --max-tokens N     drop the oldest lines to stay under N tokens\n"
+    "  --max-tokens N     drop the least useful lines to stay under N tokens\n"
     "  --framed           wrap each trace for an assistant prompt\n"
     "  --ring N           entries kept per tab (1-1000, default 20)\n"
     "  --debounce-ms N    same-element clicks within N ms make one entry\n"
@@ -347,10 +431,12 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
                 r.format = OUT_TEXT;
             else if (strcmp(optarg, "json") == 0)
                 r.format = OUT_JSON;
+            else if (strcmp(optarg, "compact") == 0)
+                r.format = OUT_COMPACT;
             else if (strcmp(optarg, "marks") == 0)
                 r.format = OUT_MARKS;
             else
-                return ut_cli_usage_error(self, "--format '%s': use text, json or marks", optarg);
+                return ut_cli_usage_error(self, "--format '%s': use text, json, compact or marks", optarg);
             break;
         case OPT_LIMIT:
             if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &opts.limit))
@@ -410,7 +496,10 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
     if (optind + 1 < argc)
         return ut_cli_usage_error(self, "unexpected argument '%s'", argv[optind + 1]);
     r.path = argv[optind];
-    opts.format = r.format == OUT_JSON ? UT_TRACE_JSON : UT_TRACE_TEXT;
+    opts.format = r.format == OUT_JSON || r.format == OUT_COMPACT ? UT_TRACE_JSON : UT_TRACE_TEXT;
+    opts.compact = r.format == OUT_COMPACT;
+    if (r.format != OUT_MARKS)
+        r.opts = &opts;
 
     FILE *in = strcmp(r.path, "-") == 0 ? stdin : fopen(r.path, "rb");
     if (!in)
@@ -461,10 +550,9 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
     }
     if (st != UT_OK)
         goto report;
-    if (r.format == OUT_MARKS) {
-        const ut_observer obs = {.on_mark = on_mark, .ud = &r};
-        ut_engine_set_observer(r.engine, &obs);
-    }
+    const ut_observer obs = {.on_mark = r.format == OUT_MARKS ? on_mark : NULL, .on_applied = on_applied,
+                             .ud = &r};
+    ut_engine_set_observer(r.engine, &obs);
 
     ut_cli_drive drive = {.command = "replay", .path = r.path, .engine = r.engine, .before_event = note_tab,
                           .ud = &r};
@@ -504,6 +592,13 @@ static int replay_run(const ut_cli_command *self, int argc, char **argv)
         if (st != UT_OK)
             goto report;
     }
+    /* A damaged recording prints what could be read, and says so in its
+     * exit status: a script must not take part of a session for all of it. */
+    if (input == UT_OK && drive.damage) {
+        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printed what "
+                        "could be read\n", r.path, drive.damage, drive.damage == 1 ? "" : "s");
+        input = UT_EIO;
+    }
     exit_code = input == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
     goto done;
 
@@ -527,7 +622,7 @@ done:
 const ut_cli_command ut_cli_replay = {
     .name = "replay",
     .summary = "apply a recorded or captured event stream and print the traces",
-    .usage = "FILE [--tab TAB] [--format text|json|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
+    .usage = "FILE [--tab TAB] [--format text|json|compact|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
              "[--model M] [--stab-NAME X]... [--ring N] [--debounce-ms N]",
     .help = replay_help,
     .run = replay_run,

@@ -1,0 +1,56 @@
+/* Which lines of a trace to keep under a token budget, and which lines
+ * fold together (a click and the navigation it caused). trace.c renders;
+ * this file decides. Pure: no I/O, no clock. */
+#ifndef UITRAIL_BUDGET_H
+#define UITRAIL_BUDGET_H
+
+#include "ring.h"
+
+/* How useful a line is to an assistant, lowest dropped first. */
+typedef enum ut__rank {
+    UT__RANK_VIEW,   /* an older navigation, a repeated view */
+    UT__RANK_PLAIN,  /* a click whose outcome was only "page changed" or nothing; a repeat */
+    UT__RANK_ACTION, /* clicks with a state or a navigation, text typed, the current page */
+    UT__RANK_FACT,   /* dialog contents, alerts, app events, the row acted on, dead and rage
+                      * clicks, values set */
+    UT__RANK_NEWEST, /* what the user did last */
+} ut__rank;
+
+/* Times of older identical entries a line lists: " (also at T1, T2 …)". */
+#define UT__AGAIN_SHOWN 8
+
+/* One line of a text trace (one entry of a JSON trace). */
+typedef struct ut__line {
+    const ut__entry *en;
+    const ut__entry *nav; /* the navigation `en` caused, printed on its line; NULL */
+    uint32_t again;       /* older identical entries folded into this line (text only) */
+    int64_t again_us[UT__AGAIN_SHOWN]; /* the newest of their times, newest first */
+    ut_str row;           /* the row's cells (a list) when `en` is in a row, else empty */
+    uint32_t cost_full;   /* estimated tokens with the row's cells */
+    uint32_t cost_short;  /* with "(in the same row)" instead */
+    uint64_t body_hash;   /* of the line without its time: finds repeats */
+    uint8_t rank;         /* ut__rank */
+    bool keep;
+} ut__line;
+
+/* Fills `lines` (room for `n`) from the `n` newest entries of `ring`, newest
+ * first, folding each navigation into the click whose outcome it is and,
+ * with `fold_repeats`, a click or alert into the line above when it says
+ * exactly the same (a retry). Returns the number of lines. */
+uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, bool fold_repeats, ut__line *lines);
+
+/* True when line `i` prints "(in the same row)": the nearest kept line
+ * above it that is in a row is in the same row. */
+bool ut__line_same_row(const ut__line *lines, uint32_t i);
+
+/* Sets each line's rank; needs body_hash. */
+void ut__lines_rank(ut__line *lines, uint32_t n);
+
+/* Keeps the most useful lines, newest first within a rank, so that
+ * `fixed` + their cost (+ `note_cost` when any is left out) stays within
+ * `budget`. Returns the number of lines left out. `order` is scratch room
+ * for `n` indices. */
+uint32_t ut__lines_select(ut__line *lines, uint32_t n, uint64_t fixed, uint64_t budget,
+                          uint32_t note_cost, uint32_t *order);
+
+#endif
