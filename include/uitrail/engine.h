@@ -123,10 +123,47 @@ typedef struct ut_tab_info {
  * "stable" is what a caller waits for: false only while the page is
  * changing. "state" is "stable", "changing", or "unknown" for a tab that
  * never sent a mutation record (then "stable" is true: nothing is known to
- * be changing). "since" is the time of the last mark in whole ms since the
- * epoch (rounded down), null before the first; "intensity" has three
+ * be changing). "since" is the time of the last mark (of the pending user
+ * action while the page answers one: src/core/actions.h) in whole ms since
+ * the epoch (rounded down), null before the first; "intensity" has three
  * decimals, like a mark's. UT_ENOMEM when `out` cannot grow. */
 ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out);
+
+/* What a wait for the page after an action (GET /v1/tabs/{tab}/stable
+ * with after=SEQ or after_ms=TIME) waits for: the first stable state of
+ * the page after it answered that action (see src/core/actions.h). */
+typedef enum ut_after_by { UT_AFTER_NONE, UT_AFTER_SEQ, UT_AFTER_TIME } ut_after_by;
+typedef struct ut_after {
+    ut_after_by by;
+    uint64_t seq;    /* UT_AFTER_SEQ: the seq of the action's event */
+    int64_t time_us; /* UT_AFTER_TIME: the action's time, sender clock */
+} ut_after;
+
+typedef enum ut_after_state {
+    UT_AFTER_UNSEEN,  /* the action's event has not been applied yet */
+    UT_AFTER_PENDING, /* it has, and the page has not settled since */
+    UT_AFTER_SETTLED, /* the page is stable after it: the wait is over */
+} ut_after_state;
+
+/* Where the wait `q` on `tab` stands at engine-clock time `now_us` (the
+ * daemon's clock; never earlier than the engine's own). UT_AFTER_NONE is
+ * settled whenever the page reads stable. UT_AFTER_SEQ is unseen until
+ * the tab applied an event with that seq (in seq order, so every event
+ * before it too). UT_AFTER_TIME is unseen until the tab applied an action
+ * at or after that time, or until UT_DEAD_CLICK_MS of the tab's sender
+ * time have passed it with none (an action that produced no event);
+ * *recheck_us is then the engine-clock time at which that happens
+ * (INT64_MAX otherwise), which no event announces. An applied action is
+ * settled once the page reads stable: it reads "changing" while the
+ * action is pending. UT_ENOENT for an unknown tab. */
+ut_status ut_engine_after(const ut_engine *e, ut_str tab, const ut_after *q, int64_t now_us,
+                          ut_after_state *out, int64_t *recheck_us);
+
+/* Appends the answer of GET /v1/tabs/{tab}/stable?after=...: the page
+ * state object of ut_page_state_json with one more member, "after":
+ * "unseen", "pending" or "settled", and with "stable" true only when the
+ * wait is settled. */
+ut_status ut_page_state_after_json(const ut_stab_status *st, ut_after_state after, ut_buf *out);
 
 /* Information about one tab (pointers live until the next apply/advance). */
 ut_status ut_engine_tab_info(const ut_engine *e, ut_str tab, ut_tab_info *out);

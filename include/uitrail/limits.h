@@ -181,6 +181,7 @@
 #define UT_CONN_IDLE_TIMEOUT_MS 60000         /* a silent HTTP connection, or a stalled ingest frame (--idle-timeout-ms) */
 #define UT_CONN_LINGER_MS 2000                /* input is read and dropped this long after a final response */
 #define UT_STABLE_WAIT_MAX_MS 60000           /* wait_ms of GET /v1/tabs/{tab}/stable */
+#define UT_STABLE_AFTER_SEQ_MAX 9007199254740991ULL /* after= of the same: 2^53 - 1, exact in JSON */
 #define UT_SSE_KEEPALIVE_MS 15000             /* comment line sent to an idle event stream */
 /* An event stream's queued output: past it the stream lags, its messages
  * are not queued but coalesced (a count, and the tabs whose trace it

@@ -10,6 +10,7 @@
 
 #include "uitrail/common.h"
 #include "uitrail/event.h"
+#include "uitrail/stab_params.h"
 
 typedef enum ut_page_state { UT_PAGE_STABLE, UT_PAGE_CHANGING } ut_page_state;
 
@@ -24,25 +25,52 @@ typedef enum ut_stab_model {
 const char *ut_stab_model_name(ut_stab_model m);
 ut_status ut_stab_model_from_name(const char *name, ut_stab_model *out);
 
-/* Every tunable of the scorer. ut_stab_params_defaults documents each
- * default; the daemon's options and `uitrail tune` set them. */
+#define UT__STAB_TYPE_U32 uint32_t
+#define UT__STAB_TYPE_DOUBLE double
+#define UT__STAB_PARAM_FIELD(name, type, min, min_open, max, def, unit, help) UT__STAB_TYPE_##type name;
+
+/* Every tunable of the scorer: the model, and one field per row of
+ * UT_STAB_PARAM_TABLE (stab_params.h), which documents each. The daemon's
+ * options, recordings, `uitrail replay` and `uitrail tune` set them. */
 typedef struct ut_stab_params {
     ut_stab_model model;
-    double enter_threshold;    /* intensity above which the page is changing */
-    double exit_threshold;     /* decayed intensity below which it is stable (DOMQuake); the least
-                                * intensity of a significant flush (uitrail) */
-    uint32_t window_ms;        /* scoring window */
-    uint32_t decay_half_life_ms;
-    uint32_t quiet_ms;         /* quiet time after the last significant mutation before a stable mark */
-    uint32_t busy_cap_ms;      /* a loading indicator stops blocking after this */
-    uint32_t churn_min_repeats;   /* a target seen this often at a steady rhythm is background */
-    double churn_rhythm_tolerance; /* allowed relative jitter of that rhythm */
-    double leaf_floor;         /* floor weight of small targets */
-    uint32_t churn_min_period_ms;  /* mutations of one target closer than this to its previous one are one beat */
-    double churn_max_page_fraction; /* a target holding at least this share of the page is never background */
-    uint32_t load_quiet_ms;    /* quiet_ms for a page's first stable mark */
-    uint32_t action_window_ms; /* a flush this soon after a user action answers it */
+    UT_STAB_PARAM_TABLE(UT__STAB_PARAM_FIELD)
 } ut_stab_params;
+
+/* One row of UT_STAB_PARAM_TABLE, for the code that walks them all. */
+typedef enum ut_stab_param_type { UT_STAB_PARAM_U32, UT_STAB_PARAM_DOUBLE } ut_stab_param_type;
+typedef struct ut_stab_param_desc {
+    const char *name;   /* the field's name: recordings, `uitrail tune --grid`; the options
+                         * are named after it (ut_stab_param_option) */
+    ut_stab_param_type type;
+    size_t offset;      /* in ut_stab_params */
+    double min, max;    /* inclusive bounds, but min is excluded when min_open */
+    bool min_open;
+    double def;         /* the uitrail default */
+    const char *unit;   /* "ms" or "" */
+    const char *help;
+} ut_stab_param_desc;
+
+/* The rows, in table order: ut_stab_param_table[0 .. UT_STAB_PARAM_COUNT). */
+extern const ut_stab_param_desc ut_stab_param_table[UT_STAB_PARAM_COUNT];
+/* The option of `d`: "stab-" and its name with dashes for underscores
+ * (uitraild's option and config key, `uitrail replay`'s option). */
+#define UT_STAB_PARAM_OPTION_MAX 64
+void ut_stab_param_option(const ut_stab_param_desc *d, char *buf, size_t len);
+/* The row whose name or option is `name`; NULL for none. */
+const ut_stab_param_desc *ut_stab_param_find(const char *name);
+double ut_stab_param_get(const ut_stab_params *p, const ut_stab_param_desc *d);
+/* Sets the field (a U32 one to v converted; v must be within bounds). */
+void ut_stab_param_set(ut_stab_params *p, const ut_stab_param_desc *d, double v);
+/* Whether `v` is a value of `d`: finite, within its bounds, whole for U32. */
+bool ut_stab_param_ok(const ut_stab_param_desc *d, double v);
+/* Parses the text of a value of `d` (a decimal number). UT_EINVAL with
+ * ut_stab_param_bounds_text in `err` (naming the parameter, its bounds and
+ * unit) when it is not a value of `d`. */
+ut_status ut_stab_param_parse(const ut_stab_param_desc *d, const char *text, double *out, char *err,
+                              size_t errlen);
+/* Writes "NAME must be a (whole) number from MIN to MAX UNIT" for `d`. */
+void ut_stab_param_bounds_text(const ut_stab_param_desc *d, char *err, size_t errlen);
 
 /* The defaults of the uitrail model (ut_stab_params_defaults) or of the
  * published DOMQuake model (ut_stab_params_defaults_for), documented
@@ -50,9 +78,13 @@ typedef struct ut_stab_params {
 void ut_stab_params_defaults(ut_stab_params *p);
 void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model);
 
-/* UT_OK when every parameter is finite and within its bounds (limits.h,
- * "Stability scorer"); UT_EINVAL otherwise. ut_stab_new checks the same. */
+/* UT_OK when the model is known and every parameter is a value of its row
+ * (ut_stab_param_ok); UT_EINVAL otherwise. ut_stab_new checks the same. */
 ut_status ut_stab_params_check(const ut_stab_params *p);
+/* The name of the first parameter of `p` that is not a value of its row
+ * ("model" for an unknown model); NULL when ut_stab_params_check accepts
+ * `p`. */
+const char *ut_stab_params_invalid(const ut_stab_params *p);
 
 typedef struct ut_mark {
     ut_page_state state;

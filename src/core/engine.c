@@ -98,9 +98,14 @@ ut_status ut_engine_new(const ut_config *cfg, ut_engine **out, char *err, size_t
     ut_status st = config_check(cfg, err, errlen);
     if (st != UT_OK)
         return st;
-    if (ut_stab_params_check(&cfg->stab) != UT_OK) {
+    const char *bad = ut_stab_params_invalid(&cfg->stab);
+    if (bad) {
+        const ut_stab_param_desc *d = ut_stab_param_find(bad);
+        char bounds[160] = "uitrail or domquake";
+        if (d)
+            ut_stab_param_bounds_text(d, bounds, sizeof bounds);
         if (err && errlen)
-            snprintf(err, errlen, "the stability parameters are out of range: check the scorer options");
+            snprintf(err, errlen, "stability parameter %s out of range: %s", bad, bounds);
         return UT_EINVAL;
     }
 
@@ -162,12 +167,13 @@ static void notify_trace(ut_engine *e, const ut__tab *t)
 
 typedef struct mark_sink {
     ut_engine *engine;
-    const ut__tab *tab;
+    ut__tab *tab;
 } mark_sink;
 
 static void on_stab_mark(void *ud, const ut_mark *m)
 {
     mark_sink *ms = ud;
+    ut__action_mark(&ms->tab->action, m);
     ms->engine->stats.marks++;
     if (ms->engine->obs.on_mark)
         ms->engine->obs.on_mark(ms->engine->obs.ud, ut__tab_key(ms->tab), m);
@@ -205,6 +211,29 @@ static bool tab_has_mutations(const ut__tab *t)
     return st.has_mutations;
 }
 
+/* Whether the scorer of `t` reads changing (a pending action aside). */
+static bool scorer_changing(const ut__tab *t)
+{
+    if (!t->stab)
+        return false;
+    ut_stab_status st;
+    ut_stab_status_get(t->stab, &st);
+    return st.state == UT_PAGE_CHANGING;
+}
+
+/* The sender time at which `t`'s pending action settles by itself. */
+static int64_t action_deadline(const ut_engine *e, const ut__tab *t)
+{
+    return ut__action_deadline(&t->action, scorer_changing(t), e->cfg.stab.quiet_ms);
+}
+
+/* Settles `t`'s pending action if it is due by sender time `now`. */
+static void action_run(ut_engine *e, ut__tab *t, int64_t now)
+{
+    if (ut__action_run(&t->action, now, scorer_changing(t), e->cfg.stab.quiet_ms))
+        notify_trace(e, t);
+}
+
 /* How far `t`'s timers must lag behind its sender clock: an event may
  * still arrive in order up to the reorder window behind the sender clock,
  * so a mark or a dead click is claimed only once the window has passed
@@ -233,6 +262,9 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
         if (dead < due)
             due = dead;
     }
+    int64_t settle = action_deadline(e, t);
+    if (settle < due)
+        due = settle;
     if (due != INT64_MAX)
         due = ut__add_sat(ut__add_sat(due, tab_timer_lag_us(e, t)), -t->offset_us);
     int64_t release = ut__reorder_deadline(&t->reorder, t->offset_us, (int64_t)e->cfg.reorder_ms * US_PER_MS);
@@ -273,6 +305,7 @@ static void tab_run_due(ut_engine *e, ut__tab *t, int64_t now)
                 break; /* no progress: ut_engine_advance steps past it */
         }
     }
+    action_run(e, t, now);
     settle_pending(e, t, now);
 }
 
@@ -283,6 +316,7 @@ static void tab_run_timers(ut_engine *e, ut__tab *t, int64_t now)
     mark_sink ms = {e, t};
     if (t->stab)
         ut_stab_advance(t->stab, now, on_stab_mark, &ms);
+    action_run(e, t, now);
     settle_pending(e, t, now);
 }
 
@@ -465,6 +499,7 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
+    ut__action_response(&t->action, now);
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */
@@ -574,6 +609,35 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
 
 /* ---- Applying, in event order ---- */
 
+/* A click or a change is an action the page answers (actions.h); the
+ * other events that answer a click answer it too (a mutation that counts
+ * does so in apply_mutation). A tab that sends no mutation records cannot
+ * tell when its page settles: its actions leave the page as it reads. */
+static void action_note(ut__tab *t, ut_kind kind, int64_t now)
+{
+    switch (kind) {
+    case UT_KIND_CHANGE:
+        /* The change a click made (a checkbox, a radio) answers it. */
+        if (t->action.pending && !t->action.responded) {
+            ut__action_response(&t->action, now);
+            break;
+        }
+        /* fallthrough */
+    case UT_KIND_CLICK:
+        if (tab_has_mutations(t))
+            ut__action_begin(&t->action, now);
+        break;
+    case UT_KIND_NAV:
+    case UT_KIND_ALERT:
+    case UT_KIND_DIALOG:
+    case UT_KIND_UNLOAD:
+    case UT_KIND_APP: ut__action_response(&t->action, now); break;
+    case UT_KIND_MUTATION:
+    case UT_KIND_CLOSE:
+    case UT_KIND__COUNT: break;
+    }
+}
+
 /* Applies one redacted event of `t` (at once, or out of its reorder
  * window) and tells the observer. A close removes the tab: *gone is then
  * set and `t` is freed. On failure nothing of the tab has changed. */
@@ -595,6 +659,7 @@ static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *
     ut_status st = apply_kind(e, t, red, now);
     if (st != UT_OK)
         return st;
+    action_note(t, red->kind, now);
     ut__reorder_applied(&t->reorder, red->has_seq, red->seq);
     t->last_us = now;
     e->stats.applied[red->kind]++;
@@ -647,6 +712,17 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         return UT_EINVAL;
     int64_t engine_t = ev->rt_us ? ev->rt_us : ev->time_us;
     ut_engine_advance(e, engine_t);
+    /* The clock never moves back: an event received before the engine's
+     * clock (a wall clock stepped back, a batch stamped before a timer ran)
+     * is accepted at the clock, and recorded so (on_accepted), so that its
+     * replay advances exactly as far before applying it as this did. */
+    ut_event at_clock;
+    if (ev->rt_us && ev->rt_us < e->clock_us) {
+        at_clock = *ev;
+        at_clock.rt_us = e->clock_us;
+        ev = &at_clock;
+        engine_t = e->clock_us;
+    }
 
     ut__tab *t = ut__tabs_find(&e->tabs, ev->tab);
     if (t && ev->has_seq) {
@@ -752,6 +828,12 @@ void ut__tab_page_status(const ut__tab *t, ut_stab_status *out)
 {
     if (t->stab) {
         ut_stab_status_get(t->stab, out);
+        /* A page answering an action is changing from the action until
+         * it settled (actions.h). */
+        if (t->action.pending && out->state == UT_PAGE_STABLE) {
+            out->state = UT_PAGE_CHANGING;
+            out->since_us = t->action.at_us;
+        }
         return;
     }
     memset(out, 0, sizeof *out);

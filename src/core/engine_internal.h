@@ -5,6 +5,7 @@
  * Who owns what in src/core:
  *   ring.h     entries and the per-tab ring (ring.c)
  *   tabs.h     a tab and the tab table (tabs.c)
+ *   actions.h  the user action a page answers (actions.c); waits after it (after.c)
  *   clicks.h   the pending click and its outcome; debounce, rage, bursts (clicks.c)
  *   dialogs.h  a tab's open dialogs; dialog open and close (dialogs.c)
  *   text.h     UTF-8 cut, URL path (text.c)

@@ -127,8 +127,11 @@
  * one gives the same marks. */
 #include "uitrail/stability.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -211,6 +214,78 @@ struct ut_stab {
 
 /* ---- Parameters ---- */
 
+#define UT__STAB_PARAM_ROW(n, ty, lo, open, hi, d, u, h)                                          \
+    {.name = #n, .type = UT_STAB_PARAM_##ty, .offset = offsetof(ut_stab_params, n), \
+     .min = (lo), .max = (hi), .min_open = (open), .def = (d), .unit = (u), .help = (h)},
+
+const ut_stab_param_desc ut_stab_param_table[UT_STAB_PARAM_COUNT] = {
+    UT_STAB_PARAM_TABLE(UT__STAB_PARAM_ROW)
+};
+
+void ut_stab_param_option(const ut_stab_param_desc *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "stab-%s", d->name);
+    for (char *c = buf; *c; c++)
+        if (*c == '_')
+            *c = '-';
+}
+
+const ut_stab_param_desc *ut_stab_param_find(const char *name)
+{
+    for (size_t i = 0; i < UT_STAB_PARAM_COUNT; i++) {
+        char option[UT_STAB_PARAM_OPTION_MAX];
+        ut_stab_param_option(&ut_stab_param_table[i], option, sizeof option);
+        if (strcmp(ut_stab_param_table[i].name, name) == 0 || strcmp(option, name) == 0)
+            return &ut_stab_param_table[i];
+    }
+    return NULL;
+}
+
+double ut_stab_param_get(const ut_stab_params *p, const ut_stab_param_desc *d)
+{
+    const char *field = (const char *)p + d->offset;
+    return d->type == UT_STAB_PARAM_DOUBLE ? *(const double *)field : (double)*(const uint32_t *)field;
+}
+
+void ut_stab_param_set(ut_stab_params *p, const ut_stab_param_desc *d, double v)
+{
+    char *field = (char *)p + d->offset;
+    if (d->type == UT_STAB_PARAM_DOUBLE)
+        *(double *)field = v;
+    else
+        *(uint32_t *)field = (uint32_t)v;
+}
+
+bool ut_stab_param_ok(const ut_stab_param_desc *d, double v)
+{
+    if (!isfinite(v) || v < d->min || v > d->max || (d->min_open && v <= d->min))
+        return false;
+    return d->type == UT_STAB_PARAM_DOUBLE || v == floor(v);
+}
+
+void ut_stab_param_bounds_text(const ut_stab_param_desc *d, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s must be %s from %s%g to %g%s%s", d->name,
+             d->type == UT_STAB_PARAM_U32 ? "a whole number" : "a number", d->min_open ? "above " : "",
+             d->min, d->max, d->unit[0] ? " " : "", d->unit);
+}
+
+ut_status ut_stab_param_parse(const ut_stab_param_desc *d, const char *text, double *out, char *err,
+                              size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    /* Decimal only: no hex, no leading space, no inf or nan. */
+    bool decimal = text && *text && strspn(text, "0123456789+-.eE") == strlen(text);
+    double v = decimal ? strtod(text, &end) : NAN;
+    if (!end || *end || errno != 0 || !ut_stab_param_ok(d, v)) {
+        ut_stab_param_bounds_text(d, err, errlen);
+        return UT_EINVAL;
+    }
+    *out = v;
+    return UT_OK;
+}
+
 void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
 {
     if (model == UT_STAB_MODEL_DOMQUAKE) {
@@ -225,59 +300,9 @@ void ut_stab_params_defaults_for(ut_stab_params *p, ut_stab_model model)
         p->window_ms = 300;
         return;
     }
-    *p = (ut_stab_params){
-        .model = UT_STAB_MODEL_UITRAIL,
-        /* Half the page's intensity in one window, for a change no user
-         * action caused (a response to one enters at exit_threshold): in
-         * Chromium a small slider rotating (about 0.2) or a widget
-         * re-hydrated (about 0.26) stays below it from its first beat,
-         * three components re-hydrated (about 1) or data filling a shell
-         * (above 3) go above. DOMQuake's 0.75 is the same idea for every
-         * change, caused or not. */
-        .enter_threshold = 0.50,
-        /* A flush weighing less than 2 % of the page is noise: it neither
-         * delays a stable mark nor counts as a click's visible response.
-         * The same value as DOMQuake's exit threshold. */
-        .exit_threshold = 0.02,
-        /* DOMQuake's window: 6 × 50 ms. Frames of one render (16 ms apart)
-         * fall in one window, so a render spread over frames adds up. */
-        .window_ms = 300,
-        /* The reported intensity halves every 50 ms: informative only. */
-        .decay_half_life_ms = 50,
-        /* Stable 200 ms after the last significant flush: long enough to
-         * bridge the gaps inside a render (a frame is 16 ms, a chunk load
-         * or a layout pass rarely stalls rendering longer), and within the
-         * 250 ms the assistant can afford to wait. */
-        .quiet_ms = 200,
-        /* A loading indicator blocks "stable" for at most 10 s, so a
-         * spinner that never goes away does not hide the page forever. */
-        .busy_cap_ms = 10000,
-        /* Three intervals at one rhythm (the fourth beat) make a target
-         * background: a 1 s clock is learned in 3 s, a 3 s carousel in 9 s. */
-        .churn_min_repeats = 3,
-        /* Timers drift and flushes land on 16 ms frames: ±15 % of the
-         * period (150 ms on a 1 s clock) is still the same rhythm. */
-        .churn_rhythm_tolerance = 0.15,
-        /* A content change anywhere weighs at least 2.5 % of the page:
-         * above exit_threshold (it is a visible response), below
-         * enter_threshold (alone it does not make the page "changing"). */
-        .leaf_floor = 0.025,
-        /* Flushes of one target less than 50 ms (three frames) apart are
-         * one beat: a render or an animation updating a target every frame
-         * is one long beat, never a rhythm, while a live counter updating
-         * ten times a second beats at 100 ms. */
-        .churn_min_period_ms = 50,
-        /* A target holding half the page or more is a page transition,
-         * never background, however regular. */
-        .churn_max_page_fraction = 0.5,
-        /* The first settle of a page 100 ms after its last significant
-         * flush, as fast as DOMQuake's, where a later change waits
-         * quiet_ms for the rest of its response. */
-        .load_quiet_ms = 100,
-        /* A flush within 2 s (the dead-click timeout, UT_DEAD_CLICK_MS) of
-         * a user action answers it until that answer settles. */
-        .action_window_ms = UT_DEAD_CLICK_MS,
-    };
+    *p = (ut_stab_params){.model = UT_STAB_MODEL_UITRAIL};
+    for (size_t i = 0; i < UT_STAB_PARAM_COUNT; i++)
+        ut_stab_param_set(p, &ut_stab_param_table[i], ut_stab_param_table[i].def);
 }
 
 void ut_stab_params_defaults(ut_stab_params *p)
@@ -285,30 +310,19 @@ void ut_stab_params_defaults(ut_stab_params *p)
     ut_stab_params_defaults_for(p, UT_STAB_MODEL_UITRAIL);
 }
 
-static bool in_range(double v, double lo, double hi)
+const char *ut_stab_params_invalid(const ut_stab_params *p)
 {
-    return isfinite(v) && v >= lo && v <= hi;
+    if (p->model != UT_STAB_MODEL_UITRAIL && p->model != UT_STAB_MODEL_DOMQUAKE)
+        return "model";
+    for (size_t i = 0; i < UT_STAB_PARAM_COUNT; i++)
+        if (!ut_stab_param_ok(&ut_stab_param_table[i], ut_stab_param_get(p, &ut_stab_param_table[i])))
+            return ut_stab_param_table[i].name;
+    return NULL;
 }
 
 ut_status ut_stab_params_check(const ut_stab_params *p)
 {
-    if (p->model != UT_STAB_MODEL_UITRAIL && p->model != UT_STAB_MODEL_DOMQUAKE)
-        return UT_EINVAL;
-    /* A zero entry threshold would make every tick a transition. */
-    if (!in_range(p->enter_threshold, 0, UT_STAB_THRESHOLD_MAX) || p->enter_threshold == 0 ||
-        !in_range(p->exit_threshold, 0, UT_STAB_THRESHOLD_MAX) ||
-        !in_range(p->leaf_floor, 0, UT_STAB_THRESHOLD_MAX) ||
-        !in_range(p->churn_rhythm_tolerance, 0, 1) ||
-        !in_range(p->churn_max_page_fraction, 0, 1))
-        return UT_EINVAL;
-    if (p->window_ms < UT_STAB_WINDOW_MIN_MS || p->window_ms > UT_STAB_WINDOW_MAX_MS ||
-        p->decay_half_life_ms < 1 || p->decay_half_life_ms > UT_STAB_HALF_LIFE_MAX_MS ||
-        p->quiet_ms > UT_STAB_QUIET_MAX_MS || p->busy_cap_ms > UT_STAB_BUSY_CAP_MAX_MS ||
-        p->churn_min_repeats < 1 || p->churn_min_repeats > UT_STAB_CHURN_REPEATS_MAX ||
-        p->churn_min_period_ms > UT_STAB_CHURN_PERIOD_MAX_MS ||
-        p->load_quiet_ms > UT_STAB_QUIET_MAX_MS || p->action_window_ms > UT_STAB_ACTION_WINDOW_MAX_MS)
-        return UT_EINVAL;
-    return UT_OK;
+    return ut_stab_params_invalid(p) ? UT_EINVAL : UT_OK;
 }
 
 /* ---- Small helpers ---- */

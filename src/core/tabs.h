@@ -8,6 +8,7 @@
 #include "uitrail/engine.h"
 #include "uitrail/stability.h"
 
+#include "actions.h"
 #include "reorder.h"
 #include "ring.h"
 #include "seqwin.h"
@@ -53,6 +54,7 @@ typedef struct ut__tab {
     int64_t rage_times[UT_RAGE_MIN_CLICKS - 1];
     uint32_t rage_n;
 
+    ut__action action;   /* the user action the page answers (actions.h) */
     ut_stab *stab;       /* created by the first mutation record */
     int64_t page_load_us; /* sender time of the last load or reload; 0: none */
     char *page;          /* url then title, NULL before the first nav */

@@ -24,8 +24,8 @@ typedef enum opt_kind {
     OPT_CONFIG,
     OPT_STRING,
     OPT_UINT,
+    OPT_STAB_PARAM, /* a row of UT_STAB_PARAM_TABLE: `min` is its index */
     OPT_BYTES, /* uint64_t */
-    OPT_DOUBLE,
     OPT_BOOL,     /* a flag on the command line, true/false in the file */
     OPT_TCP_ADDR,
     OPT_LOG_LEVEL,
@@ -51,7 +51,7 @@ typedef struct opt_desc {
 
 #define S(field) offsetof(ut__settings, field)
 
-static const opt_desc options[] = {
+static const opt_desc static_options[] = {
     {"config", OPT_CONFIG, 0, 0, 0, false, "FILE",
      "read settings from FILE (name = value, the long options' names); SIGHUP re-reads it"},
     {"runtime-dir", OPT_STRING, S(runtime_dir), 0, 0, false, "DIR",
@@ -81,7 +81,7 @@ static const opt_desc options[] = {
      "(default 1073741824; 0: no budget; else at least 1048576)"},
     {"idle-ms", OPT_UINT, S(engine.idle_ms), 1000, UINT32_MAX, false, "MS",
      "evict a tab without events for MS (default 3600000)"},
-    {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, 60000, false, "MS",
+    {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, UT_DEBOUNCE_MAX_MS, false, "MS",
      "clicks on one element within MS make one entry (default 300)"},
     {"reorder-ms", OPT_UINT, S(engine.reorder_ms), 0, UT_REORDER_MAX_MS, false, "MS",
      "an event waits until its tab's sender clock is MS past it for earlier events that arrive "
@@ -92,16 +92,7 @@ static const opt_desc options[] = {
      "also redact matches of this PCRE2 pattern (repeatable)"},
     {"stab-model", OPT_STAB_MODEL, S(engine.stab.model), 0, 0, false, "uitrail|domquake",
      "page-stability model (default uitrail)"},
-    {"stab-enter", OPT_DOUBLE, S(engine.stab.enter_threshold), 0, 0, false, "X",
-     "intensity above which a page is changing"},
-    {"stab-exit", OPT_DOUBLE, S(engine.stab.exit_threshold), 0, 0, false, "X",
-     "decayed intensity below which a page is stable"},
-    {"stab-window-ms", OPT_UINT, S(engine.stab.window_ms), 1, 60000, false, "MS",
-     "stability scoring window"},
-    {"stab-quiet-ms", OPT_UINT, S(engine.stab.quiet_ms), 0, 60000, false, "MS",
-     "quiet time after the last significant mutation before a stable mark"},
-    {"stab-busy-cap-ms", OPT_UINT, S(engine.stab.busy_cap_ms), 0, 600000, false, "MS",
-     "a loading indicator stops blocking a stable mark after MS"},
+    /* Then --stab-NAME for every row of UT_STAB_PARAM_TABLE (all_options). */
     {"record", OPT_STRING, S(record_dir), 0, 0, false, "DIR",
      "record each tab's events, after redaction, to DIR/<time>-<tab>.uitrail (created 0700)"},
     {"record-frame-bytes", OPT_UINT, S(record_frame_bytes), UT_REC_FRAME_CUT_MIN_BYTES,
@@ -130,13 +121,46 @@ static const opt_desc options[] = {
     {"version", OPT_VERSION, 0, 0, 0, false, NULL, "print the version and exit"},
 };
 
-#define N_OPTIONS (sizeof options / sizeof options[0])
+#define N_STATIC_OPTIONS (sizeof static_options / sizeof static_options[0])
+#define N_OPTIONS (N_STATIC_OPTIONS + UT_STAB_PARAM_COUNT)
+
+/* The options: the static ones with, after --stab-model, one per scorer
+ * parameter, named and bounded by its row. Made once (the names are
+ * derived at run time). */
+static const opt_desc *all_options(void)
+{
+    static opt_desc all[N_OPTIONS];
+    static char names[UT_STAB_PARAM_COUNT][UT_STAB_PARAM_OPTION_MAX];
+    static char helps[UT_STAB_PARAM_COUNT][256];
+    if (all[0].name)
+        return all;
+    size_t n = 0;
+    for (size_t i = 0; i < N_STATIC_OPTIONS; i++) {
+        all[n++] = static_options[i];
+        if (static_options[i].kind != OPT_STAB_MODEL)
+            continue;
+        for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++) {
+            const ut_stab_param_desc *d = &ut_stab_param_table[k];
+            ut_stab_param_option(d, names[k], sizeof names[k]);
+            snprintf(helps[k], sizeof helps[k], "%s (default %g%s%s)", d->help, d->def,
+                     d->unit[0] ? " " : "", d->unit);
+            all[n++] = (opt_desc){names[k], OPT_STAB_PARAM, S(engine.stab) + d->offset, k, 0, false,
+                                  strcmp(d->unit, "ms") == 0       ? "MS"
+                                  : d->type == UT_STAB_PARAM_U32 ? "N"
+                                                                 : "X",
+                                  helps[k]};
+        }
+    }
+    assert(n == N_OPTIONS);
+    return all;
+}
+
 
 static const opt_desc *find_option(const char *name)
 {
     for (size_t i = 0; i < N_OPTIONS; i++) {
-        if (strcmp(options[i].name, name) == 0)
-            return &options[i];
+        if (strcmp(all_options()[i].name, name) == 0)
+            return &all_options()[i];
     }
     return NULL;
 }
@@ -336,18 +360,19 @@ static ut_status set_bytes(ut__settings *s, const opt_desc *o, const char *value
     return UT_OK;
 }
 
-static ut_status set_double(ut__settings *s, const opt_desc *o, const char *value, bool fresh_list,
-                            char *err, size_t errlen)
+/* A scorer parameter: its row's bounds, and a message naming it. */
+static ut_status set_stab_param(ut__settings *s, const opt_desc *o, const char *value,
+                                bool fresh_list, char *err, size_t errlen)
 {
     (void)fresh_list;
-    char *end;
-    errno = 0;
-    double v = strtod(value, &end);
-    if (errno || end == value || *end || !(v >= 0)) {
-        snprintf(err, errlen, "--%s %s: expected a number of at least 0", o->name, value);
+    const ut_stab_param_desc *d = &ut_stab_param_table[o->min];
+    double v;
+    char why[256];
+    if (ut_stab_param_parse(d, value, &v, why, sizeof why) != UT_OK) {
+        snprintf(err, errlen, "--%s %s: %s", o->name, value, why);
         return UT_EINVAL;
     }
-    *(double *)field(s, o) = v;
+    ut_stab_param_set(&s->engine.stab, d, v);
     return UT_OK;
 }
 
@@ -482,7 +507,7 @@ static ut_status set_nothing(ut__settings *s, const opt_desc *o, const char *val
 
 static const opt_setter setters[OPT__COUNT] = {
     [OPT_CONFIG] = set_config,        [OPT_STRING] = set_string_opt, [OPT_UINT] = set_uint, [OPT_BYTES] = set_bytes,
-    [OPT_DOUBLE] = set_double,        [OPT_BOOL] = set_bool,         [OPT_TCP_ADDR] = set_tcp_addr,
+    [OPT_STAB_PARAM] = set_stab_param, [OPT_BOOL] = set_bool,        [OPT_TCP_ADDR] = set_tcp_addr,
     [OPT_LOG_LEVEL] = set_log_level,  [OPT_UID_LIST] = set_uid,      [OPT_REDACT] = set_redact,
     [OPT_ORIGIN_LIST] = set_origin,   [OPT_STAB_MODEL] = set_stab_model, [OPT_FSYNC] = set_fsync,
     [OPT_HELP] = set_nothing,         [OPT_VERSION] = set_nothing,
@@ -652,8 +677,8 @@ static ut_status resolve_demo_root(ut__settings *s, char *err, size_t errlen)
 static void long_options(struct option long_opts[N_OPTIONS + 1])
 {
     for (size_t i = 0; i < N_OPTIONS; i++) {
-        long_opts[i] = (struct option){options[i].name,
-                                       options[i].arg ? required_argument : no_argument, NULL,
+        long_opts[i] = (struct option){all_options()[i].name,
+                                       all_options()[i].arg ? required_argument : no_argument, NULL,
                                        (int)(OPT_VALUE_BASE + i)};
     }
     long_opts[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
@@ -661,7 +686,7 @@ static void long_options(struct option long_opts[N_OPTIONS + 1])
 
 static const opt_desc *option_of(int ch)
 {
-    return ch >= OPT_VALUE_BASE ? &options[ch - OPT_VALUE_BASE] : NULL;
+    return ch >= OPT_VALUE_BASE ? &all_options()[ch - OPT_VALUE_BASE] : NULL;
 }
 
 /* The first pass over the command line: --config, --help, --version, and
@@ -709,7 +734,7 @@ static ut_status second_pass(int argc, char **argv, const struct option *long_op
         const opt_desc *o = option_of(ch);
         if (!o || o->kind == OPT_CONFIG)
             continue;
-        size_t i = (size_t)(o - options);
+        size_t i = (size_t)(o - all_options());
         ut_status st = apply_option(out, o, o->arg ? optarg : "true", !seen[i], err, errlen);
         seen[i] = true;
         if (st != UT_OK)
@@ -771,9 +796,9 @@ void ut__settings_usage(FILE *to)
                 "and serves them as traces over HTTP.\n\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].arg ? " " : "",
-                 options[i].arg ? options[i].arg : "");
-        fprintf(to, "  %-30s %s\n", left, options[i].help);
+        const opt_desc *o = &all_options()[i];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(to, "  %-30s %s\n", left, o->help);
     }
     fprintf(to, "\nEvery option can also be set in the --config file as 'name = value'\n"
                 "(repeat a line for repeatable options); the command line wins.\n"
@@ -809,8 +834,8 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     case OPT_BYTES:
         snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)p);
         break;
-    case OPT_DOUBLE:
-        snprintf(buf, len, "%g", *(const double *)p);
+    case OPT_STAB_PARAM:
+        snprintf(buf, len, "%.17g", ut_stab_param_get(&s->engine.stab, &ut_stab_param_table[o->min]));
         break;
     case OPT_BOOL:
         snprintf(buf, len, "%s", *(const bool *)p ? "true" : "false");
@@ -854,7 +879,7 @@ void ut__settings_apply_reload(ut__settings *cur, const ut__settings *next)
 {
     unsigned changed = 0;
     for (size_t i = 0; i < N_OPTIONS; i++) {
-        const opt_desc *o = &options[i];
+        const opt_desc *o = &all_options()[i];
         if (o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION)
             continue;
         char before[512], after[512];

@@ -28,9 +28,12 @@ static void on_mark(void *ud, ut_str tab, const ut_mark *m)
         ut__waiters_tab_changed(d, tab);
 }
 
+/* Every change of a tab's page state comes with one: a mark, an event
+ * that starts or answers an action, an action settled by its timeout. */
 static void on_trace_changed(void *ud, ut_str tab)
 {
     ut__sse_trace_changed(ud, tab);
+    ut__waiters_tab_changed(ud, tab);
 }
 
 static void on_tab_gone(void *ud, ut_str tab, bool evicted)

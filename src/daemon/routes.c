@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,20 +521,40 @@ static void serve_trace(ut__conn *c)
 
 static void serve_stable(ut__conn *c)
 {
-    uint64_t wait_ms = 0;
+    uint64_t wait_ms = 0, n;
+    ut_after after = {.by = UT_AFTER_NONE};
     ut_str query = ut__http_query(c);
     query_param p;
     while (next_own_param(c, &query, &p)) {
-        if (!ut_str_eq_cstr(p.name, "wait_ms")) {
-            bad_query(c, "unknown parameter: use wait_ms");
-            return;
-        }
-        if (!param_uint(p.value, UT_STABLE_WAIT_MAX_MS, &wait_ms)) {
-            bad_query(c, "wait_ms must be a number from 0 to %d", UT_STABLE_WAIT_MAX_MS);
+        if (ut_str_eq_cstr(p.name, "wait_ms")) {
+            if (!param_uint(p.value, UT_STABLE_WAIT_MAX_MS, &wait_ms)) {
+                bad_query(c, "wait_ms must be a number from 0 to %d", UT_STABLE_WAIT_MAX_MS);
+                return;
+            }
+        } else if (ut_str_eq_cstr(p.name, "after") || ut_str_eq_cstr(p.name, "after_ms")) {
+            bool by_seq = ut_str_eq_cstr(p.name, "after");
+            if (after.by != UT_AFTER_NONE) {
+                bad_query(c, "give either after (the seq of the action's event) or after_ms (its time), once");
+                return;
+            }
+            if (by_seq && !param_uint(p.value, UT_STABLE_AFTER_SEQ_MAX, &n)) {
+                bad_query(c, "after must be a seq from 0 to %" PRIu64, (uint64_t)UT_STABLE_AFTER_SEQ_MAX);
+                return;
+            }
+            if (!by_seq && !param_uint(p.value, (uint64_t)UT_WIRE_TIME_MAX_S * 1000, &n)) {
+                bad_query(c, "after_ms must be a time in ms since the epoch, from 0 to %" PRIu64,
+                          (uint64_t)UT_WIRE_TIME_MAX_S * 1000);
+                return;
+            }
+            after.by = by_seq ? UT_AFTER_SEQ : UT_AFTER_TIME;
+            after.seq = n;
+            after.time_us = (int64_t)n * 1000;
+        } else {
+            bad_query(c, "unknown parameter: use wait_ms, after or after_ms");
             return;
         }
     }
-    ut__waiters_serve(c, ut_buf_str(&ut__http_request(c)->path_tab), wait_ms);
+    ut__waiters_serve(c, ut_buf_str(&ut__http_request(c)->path_tab), wait_ms, &after);
 }
 
 static void serve_events(ut__conn *c)

@@ -8,6 +8,8 @@ typedef struct waiter {
     ut_list link;  /* the waits */
     ut__conn *conn;
     bool due;      /* its tab changed since it was last looked at */
+    ut_after after;
+    uint64_t end_ms; /* uv_now at which the wait runs out */
     size_t tab_len;
     char tab[];    /* not NUL-terminated */
 } waiter;
@@ -17,13 +19,25 @@ static ut_str waiter_tab(const waiter *w)
     return ut_str_from(w->tab, w->tab_len);
 }
 
-/* Writes the answer for `tab`: its page state, or 404 for a tab that is
- * not (or no longer) known. */
-static void answer(ut__conn *c, ut_str tab)
+/* Where the wait stands now; UT_ENOENT for a tab that is gone. */
+static ut_status where(ut__daemon *d, ut_str tab, const ut_after *after, ut_after_state *state,
+                       int64_t *recheck_us)
+{
+    return ut_engine_after(d->engine, tab, after, ut__wall_us(), state, recheck_us);
+}
+
+/* Writes the answer for `tab`: its page state (with where the wait after
+ * an action stands, when it names one), or 404 for a tab that is not (or
+ * no longer) known. */
+static void answer(ut__conn *c, ut_str tab, const ut_after *after)
 {
     ut__daemon *d = c->d;
     ut_tab_info info;
+    ut_after_state state;
+    int64_t recheck_us;
     ut_status st = ut_engine_tab_info(d->engine, tab, &info);
+    if (st == UT_OK)
+        st = where(d, tab, after, &state, &recheck_us);
     if (st == UT_ENOENT) {
         ut__http_error(c, 404, "unknown tab: no events were received for it (or it was closed or evicted)",
                        false);
@@ -35,7 +49,8 @@ static void answer(ut__conn *c, ut_str tab)
     }
     ut_buf *body = &d->body;
     ut_buf_reset(body);
-    st = ut_page_state_json(&info.page, body);
+    st = after->by == UT_AFTER_NONE ? ut_page_state_json(&info.page, body)
+                                    : ut_page_state_after_json(&info.page, state, body);
     ut_buf_append_cstr(body, "\n");
     ut__http_respond_json(c, st, 200);
 }
@@ -55,7 +70,7 @@ static void waiter_done(waiter *w)
 {
     ut__conn *c = w->conn;
     ut__http_deferred_done(c);
-    answer(c, waiter_tab(w));
+    answer(c, waiter_tab(w), &w->after);
     waiter_unlink_free(w);
 }
 
@@ -65,21 +80,49 @@ static void waiter_cancel(void *ud)
     waiter_unlink_free(ud);
 }
 
-static void on_deadline(uv_timer_t *t)
+static void on_timer(uv_timer_t *t);
+
+/* Whether the wait is over now; if not, arms the connection's timer for
+ * the earlier of its end and the time at which only time passing makes
+ * the action it waits for seen (after_ms with no action yet). */
+static bool waiter_over(waiter *w)
+{
+    ut__daemon *d = w->conn->d;
+    ut_after_state state;
+    int64_t recheck_us;
+    if (where(d, waiter_tab(w), &w->after, &state, &recheck_us) != UT_OK || state == UT_AFTER_SETTLED)
+        return true;
+    uint64_t now = uv_now(d->loop);
+    if (now >= w->end_ms)
+        return true;
+    uint64_t delay = w->end_ms - now;
+    if (recheck_us != INT64_MAX) {
+        int64_t in_us = recheck_us - ut__wall_us();
+        uint64_t in_ms = in_us <= 0 ? 1 : (uint64_t)(in_us + 999) / 1000;
+        if (in_ms < delay)
+            delay = in_ms;
+    }
+    ut__conn_timer(w->conn, delay, on_timer);
+    return false;
+}
+
+static void on_timer(uv_timer_t *t)
 {
     ut__conn *c = t->data;
     waiter *w = ut__http_deferred(c);
     assert(w && w->conn == c);
-    waiter_done(w);
+    if (waiter_over(w))
+        waiter_done(w);
 }
 
-void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms)
+void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after *after)
 {
     ut__daemon *d = c->d;
-    ut_tab_info info;
-    ut_status st = ut_engine_tab_info(d->engine, tab, &info);
-    if (st != UT_OK || info.page.state == UT_PAGE_STABLE || wait_ms == 0) {
-        answer(c, tab);
+    ut_after_state state;
+    int64_t recheck_us;
+    ut_status st = where(d, tab, after, &state, &recheck_us);
+    if (st != UT_OK || state == UT_AFTER_SETTLED || wait_ms == 0) {
+        answer(c, tab, after);
         return;
     }
     waiter *w = ut_calloc(1, sizeof *w + tab.len);
@@ -88,13 +131,17 @@ void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms)
         return;
     }
     w->conn = c;
+    w->after = *after;
+    w->end_ms = uv_now(d->loop) + wait_ms;
     w->tab_len = tab.len;
     memcpy(w->tab, tab.ptr, tab.len);
     ut_list_init(&w->link);
     ut_list_push_front(&d->waiters.list, &w->link);
     d->waiters.n++;
     ut__http_defer(c, waiter_cancel, w);
-    ut__conn_timer(c, wait_ms, on_deadline);
+    bool over = waiter_over(w);
+    assert(!over);
+    (void)over;
 }
 
 void ut__waiters_tab_changed(ut__daemon *d, ut_str tab)
@@ -110,7 +157,7 @@ void ut__waiters_tab_changed(ut__daemon *d, ut_str tab)
         ut__defer(&d->defer, &d->waiters.check);
 }
 
-/* The deferred pass: answers the due waits whose tab is stable or gone. */
+/* The deferred pass: answers the due waits that are over. */
 static void on_check(ut__task *t)
 {
     ut__daemon *d = ut_list_entry(t, ut__waiters, check)->d;
@@ -120,9 +167,7 @@ static void on_check(ut__task *t)
         if (!w->due)
             continue;
         w->due = false;
-        ut_tab_info info;
-        ut_status st = ut_engine_tab_info(d->engine, waiter_tab(w), &info);
-        if (st != UT_OK || info.page.state == UT_PAGE_STABLE)
+        if (waiter_over(w))
             waiter_done(w);
     }
 }

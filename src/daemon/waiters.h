@@ -1,11 +1,13 @@
 /* waiters.c: GET /v1/tabs/{tab}/stable (protocol §2): its answer, the
  * page state of the tab, and the waits that answer it later, as soon as
- * the tab is stable (or gone), or when wait_ms runs out.
+ * the tab is stable (or gone) — after the action named by after= or
+ * after_ms=, when one is — or when wait_ms runs out.
  *
  * A wait defers its request's answer (http.c holds the connection's
  * further input meanwhile); its deadline is the connection's timer. No
- * polling: a wait is looked at again only when its tab has a stable mark
- * or goes, on the next turn of the loop.
+ * polling: a wait is looked at again only when its tab changes or goes,
+ * on the next turn of the loop, or when an after_ms wait whose action
+ * never produced an event has waited out the dead-click timeout.
  *
  * Above http.c; notify.c tells it of marks and of tabs that are gone. */
 #ifndef UT_DAEMON_WAITERS_H
@@ -22,10 +24,12 @@ typedef struct ut__waiters {
 } ut__waiters;
 
 void ut__waiters_init(ut__daemon *d);
-/* Answers the stable request on `c` for `tab` now if the tab is stable,
+/* Answers the stable request on `c` for `tab` now if the wait `after`
+ * (UT_AFTER_NONE: for the page to be stable) is settled, the tab is
  * unknown, or `wait_ms` is 0; otherwise waits up to `wait_ms`. */
-void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms);
-/* `tab` had a stable mark, or is gone: its waits may be answered. */
+void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after *after);
+/* `tab` changed (a mark, an event, an action settled) or is gone: its
+ * waits are looked at again on the next turn. */
 void ut__waiters_tab_changed(ut__daemon *d, ut_str tab);
 size_t ut__waiters_count(const ut__daemon *d);
 

@@ -28,17 +28,13 @@ static const param_desc engine_params[] = {
     {"reorder_ms", PARAM_U32, offsetof(ut_config, reorder_ms)},
 };
 
-static const param_desc stab_params[] = {
-    {"enter_threshold", PARAM_DOUBLE, offsetof(ut_stab_params, enter_threshold)},
-    {"exit_threshold", PARAM_DOUBLE, offsetof(ut_stab_params, exit_threshold)},
-    {"window_ms", PARAM_U32, offsetof(ut_stab_params, window_ms)},
-    {"decay_half_life_ms", PARAM_U32, offsetof(ut_stab_params, decay_half_life_ms)},
-    {"quiet_ms", PARAM_U32, offsetof(ut_stab_params, quiet_ms)},
-    {"busy_cap_ms", PARAM_U32, offsetof(ut_stab_params, busy_cap_ms)},
-    {"churn_min_repeats", PARAM_U32, offsetof(ut_stab_params, churn_min_repeats)},
-    {"churn_rhythm_tolerance", PARAM_DOUBLE, offsetof(ut_stab_params, churn_rhythm_tolerance)},
-    {"leaf_floor", PARAM_DOUBLE, offsetof(ut_stab_params, leaf_floor)},
-};
+/* Every row of UT_STAB_PARAM_TABLE (stab_params.h): a parameter added
+ * there is recorded and read back. */
+#define PARAM_TYPE_U32 PARAM_U32
+#define PARAM_TYPE_DOUBLE PARAM_DOUBLE
+#define STAB_PARAM(name, type, min, min_open, max, def, unit, help) \
+    {#name, PARAM_TYPE_##type, offsetof(ut_stab_params, name)},
+static const param_desc stab_params[] = {UT_STAB_PARAM_TABLE(STAB_PARAM)};
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

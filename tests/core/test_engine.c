@@ -109,7 +109,8 @@ static void test_engine_config_rejects_out_of_range(void **state)
         {"debounce 10000", debounce_10000, UT_OK, ""},
         {"patterns 65", patterns_65, UT_EINVAL, "redaction pattern count is 65"},
         {"pattern bad", pattern_bad, UT_EINVAL, "pattern"},
-        {"stab threshold", stab_threshold_negative, UT_EINVAL, "stability parameters"},
+        {"stab threshold", stab_threshold_negative, UT_EINVAL,
+         "stability parameter enter_threshold out of range: enter_threshold must be a number from above 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ut_config c;
@@ -878,6 +879,77 @@ static void observe(ut_engine *e, recorder *r)
     ut_engine_set_observer(e, &obs);
 }
 
+/* What a recording keeps (on_accepted, in order) and the marks (time and
+ * state) the engine emitted. */
+typedef struct accepted_log {
+    ut_event events[8];
+    size_t n;
+    int64_t mark_us[16];
+    int mark_state[16];
+    size_t nmarks;
+} accepted_log;
+
+static void log_accepted(void *ud, const ut_event *ev)
+{
+    accepted_log *l = ud;
+    assert_true(l->n < 8);
+    l->events[l->n] = *ev;
+    l->events[l->n].tab = ut_str_cstr("t"); /* the only tab: its key outlives the call */
+    l->n++;
+}
+
+static void log_mark(void *ud, ut_str tab, const ut_mark *m)
+{
+    (void)tab;
+    accepted_log *l = ud;
+    assert_true(l->nmarks < 16);
+    l->mark_us[l->nmarks] = m->time_us;
+    l->mark_state[l->nmarks++] = m->state;
+}
+
+/* Replay equals live: an event whose receive time is behind the engine's
+ * clock when it comes (the daemon's timer advanced the clock past it: a
+ * wall clock stepped back, a batch stamped before a timer ran) is applied
+ * at the clock; the recording must say so, or its replay applies it
+ * before the marks the live engine had already emitted, and the marks
+ * shift by the quiet time. */
+static void test_engine_replay_of_event_received_behind_the_clock(void **state)
+{
+    (void)state;
+    accepted_log live = {0}, replayed = {0};
+    ut_engine *e = engine_default();
+    ut_observer obs = {.on_accepted = log_accepted, .on_mark = log_mark, .ud = &live};
+    ut_engine_set_observer(e, &obs);
+    ut_event a = ev_mutation_big("t", AT(0));
+    a.rt_us = AT(0);
+    apply_ok(e, &a);
+    ut_engine_advance(e, AT(1000)); /* the daemon's timer: stable at 200 */
+    ut_event b = ev_mutation_big("t", AT(100));
+    b.rt_us = AT(100); /* stamped before the clock's 1000 */
+    apply_ok(e, &b);
+    ut_engine_advance(e, AT(5000));
+    ut_engine_free(e);
+
+    /* The replay: as `uitrail replay` drives a recording. */
+    e = engine_default();
+    obs.on_accepted = NULL;
+    obs.ud = &replayed;
+    ut_engine_set_observer(e, &obs);
+    for (size_t i = 0; i < live.n; i++) {
+        ut_engine_advance(e, live.events[i].rt_us);
+        apply_ok(e, &live.events[i]);
+    }
+    ut_engine_advance(e, AT(5000));
+    ut_engine_free(e);
+
+    assert_true(live.nmarks >= 2);
+    assert_int_equal(replayed.nmarks, live.nmarks);
+    for (size_t i = 0; i < live.nmarks; i++) {
+        assert_int_equal(replayed.mark_state[i], live.mark_state[i]);
+        assert_true(replayed.mark_us[i] == live.mark_us[i]);
+    }
+}
+
 static void test_engine_seq_duplicates(void **state)
 {
     (void)state;
@@ -1258,6 +1330,7 @@ int main(void)
         cmocka_unit_test(test_engine_rage_click_dead),
         cmocka_unit_test(test_engine_sender_time_mapping),
         cmocka_unit_test(test_engine_clock_never_backwards),
+        cmocka_unit_test(test_engine_replay_of_event_received_behind_the_clock),
         cmocka_unit_test(test_engine_seq_duplicates),
         cmocka_unit_test(test_engine_tab_cap_evicts_lru),
         cmocka_unit_test(test_engine_idle_eviction),

@@ -1334,6 +1334,91 @@ static void test_stability_out_of_memory(void **state)
     ut_set_allocator(NULL);
 }
 
+/* The one parameter table (stab_params.h): every row is a distinct field
+ * within the struct, its default within its bounds, its option derived
+ * from its name, and ut_stab_param_parse takes its values and refuses the
+ * rest with a message naming it: good, hostile and truncated input. */
+static void test_stability_param_table(void **state)
+{
+    (void)state;
+    ut_stab_params def;
+    ut_stab_params_defaults(&def);
+    assert_null(ut_stab_params_invalid(&def));
+    for (size_t i = 0; i < UT_STAB_PARAM_COUNT; i++) {
+        const ut_stab_param_desc *d = &ut_stab_param_table[i];
+        assert_true(ut_stab_param_ok(d, d->def));
+        assert_true(ut_stab_param_get(&def, d) == d->def);
+        assert_true(d->offset + (d->type == UT_STAB_PARAM_DOUBLE ? sizeof(double) : sizeof(uint32_t)) <=
+                    sizeof(ut_stab_params));
+        for (size_t k = 0; k < i; k++)
+            assert_true(ut_stab_param_table[k].offset != d->offset);
+        char option[UT_STAB_PARAM_OPTION_MAX];
+        ut_stab_param_option(d, option, sizeof option);
+        assert_ptr_equal(ut_stab_param_find(option), d);
+        assert_ptr_equal(ut_stab_param_find(d->name), d);
+        assert_null(strchr(option, '_'));
+        /* Out of range in the struct: the check names the field. */
+        ut_stab_params bad = def;
+        ut_stab_param_set(&bad, d, d->max);
+        assert_null(ut_stab_params_invalid(&bad));
+        if (d->type == UT_STAB_PARAM_DOUBLE)
+            *(double *)(void *)((char *)&bad + d->offset) = d->max * 2 + 1;
+        else
+            *(uint32_t *)(void *)((char *)&bad + d->offset) = (uint32_t)d->max + 1;
+        assert_string_equal(ut_stab_params_invalid(&bad), d->name);
+    }
+    ut_stab_params bad_model = def;
+    bad_model.model = (ut_stab_model)7;
+    assert_string_equal(ut_stab_params_invalid(&bad_model), "model");
+    assert_null(ut_stab_param_find("quiet"));
+    assert_null(ut_stab_param_find("stab-quiet"));
+
+    const ut_stab_param_desc *quiet = ut_stab_param_find("quiet_ms");
+    const ut_stab_param_desc *enter = ut_stab_param_find("stab-enter-threshold");
+    assert_non_null(quiet);
+    assert_non_null(enter);
+    static const struct {
+        bool quiet; /* else enter_threshold */
+        const char *text;
+        bool ok;
+        double value;
+    } cases[] = {
+        {true, "200", true, 200},     {true, "0", true, 0},        {true, "60000", true, 60000},
+        {true, "2e2", true, 200},     {true, "60001", false, 0},   {true, "-1", false, 0},
+        {true, "1.5", false, 0},      {true, "", false, 0},        {true, " 5", false, 0},
+        {true, "5 ", false, 0},       {true, "5x", false, 0},      {true, "nan", false, 0},
+        {true, "inf", false, 0},      {true, "1e400", false, 0},   {true, "0x10", false, 0},
+        {true, "-", false, 0},        {true, "4294967296", false, 0},
+        {false, "0.1", true, 0.1},    {false, "1000", true, 1000}, {false, "0", false, 0},
+        {false, "1e-300", true, 1e-300}, {false, "-0", false, 0},  {false, "1000.0001", false, 0},
+        {false, "0.", true, 0.0 + 0}, {false, ".", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ut_stab_param_desc *d = cases[i].quiet ? quiet : enter;
+        double v = -42;
+        char err[200] = "";
+        ut_status st = ut_stab_param_parse(d, cases[i].text, &v, err, sizeof err);
+        if (cases[i].ok && strcmp(cases[i].text, "0.") == 0) {
+            /* "0." is 0: not above enter_threshold's open minimum. */
+            assert_int_equal(st, UT_EINVAL);
+            continue;
+        }
+        if ((st == UT_OK) != cases[i].ok)
+            fail_msg("%s '%s': %s", d->name, cases[i].text, st == UT_OK ? "accepted" : err);
+        if (st == UT_OK)
+            assert_true(v == cases[i].value);
+        else
+            assert_true(strncmp(err, d->name, strlen(d->name)) == 0);
+    }
+    char err[200];
+    double v;
+    assert_int_equal(ut_stab_param_parse(quiet, "70000", &v, err, sizeof err), UT_EINVAL);
+    assert_string_equal(err, "quiet_ms must be a whole number from 0 to 60000 ms");
+    assert_int_equal(ut_stab_param_parse(enter, "0", &v, err, sizeof err), UT_EINVAL);
+    assert_string_equal(err, "enter_threshold must be a number from above 0 to 1000");
+    assert_int_equal(ut_stab_param_parse(quiet, NULL, &v, err, sizeof err), UT_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1365,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_stability_status_intensity_decays),
         cmocka_unit_test(test_stability_mark_json),
         cmocka_unit_test(test_stability_params_bounds),
+        cmocka_unit_test(test_stability_param_table),
         cmocka_unit_test(test_stability_target_table_limit),
         cmocka_unit_test(test_stability_bytes_cap),
         cmocka_unit_test(test_stability_hostile_records),

@@ -423,6 +423,17 @@ static void test_daemon_client_commands(void **state)
     make_busy_tab(&d, "busy");
     assert_int_equal(run_client((const char *const[]){"wait", "busy", "--timeout", "200",
                                                       "--runtime-dir", rt, NULL}, NULL), 1);
+    /* A wait after an action: one that never arrives runs out; an action
+     * time long past is settled with the page. */
+    ut_buf_reset(&out);
+    assert_int_equal(run_client((const char *const[]){"wait", s->tabs[0], "--after", "999999", "--timeout", "200",
+                                                      "--runtime-dir", rt, NULL}, &out), 1);
+    assert_non_null(strstr(out.data, "\"after\":\"unseen\""));
+    assert_int_equal(run_client((const char *const[]){"wait", s->tabs[0], "--after-ms", "0",
+                                                      "--runtime-dir", rt, NULL}, NULL), 0);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after", "abc", NULL}, NULL), 2);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after", "1", "--after-ms", "1", NULL}, NULL), 2);
+    assert_int_equal(run_client((const char *const[]){"wait", "x", "--after-ms", "4294967296000", NULL}, NULL), 2);
     /* msgpack from standard input is sent as it is. */
     ut_buf_free(&out);
     stop_clean(&d);
@@ -888,6 +899,11 @@ static void test_daemon_http_errors_are_json(void **state)
         {"GET", "/v1/tabs/x/trace?colour=red", 400, "unknown parameter 'colour'"},
         {"GET", "/v1/tabs/%zz/trace", 400, "%-escape"},
         {"GET", "/v1/tabs/x/stable?wait_ms=60001", 400, "wait_ms must be"},
+        {"GET", "/v1/tabs/x/stable?after=x", 400, "after must be a seq"},
+        {"GET", "/v1/tabs/x/stable?after=9007199254740992", 400, "after must be a seq"},
+        {"GET", "/v1/tabs/x/stable?after_ms=4294967296000", 400, "after_ms must be a time"},
+        {"GET", "/v1/tabs/x/stable?after=1&after_ms=1", 400, "either after"},
+        {"GET", "/v1/tabs/x/stable?since=1", 400, "use wait_ms, after or after_ms"},
         {"GET", "/v1/events?tab=", 400, "?tab=ID"},
         {"GET", "/v1/events?tab=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
          400, "?tab=ID"},
@@ -1720,6 +1736,119 @@ static void test_daemon_stable_wait(void **state)
     stop_clean(&d);
 }
 
+/* Sends one event of tab "act" at sender time `t` with `seq`: a nav, a
+ * click, or a flush that renders a dialog into most of the page. */
+static void act_event(const itest_daemon *d, const char *kind, double t, unsigned seq)
+{
+    char json[512];
+    if (strcmp(kind, "nav") == 0)
+        snprintf(json, sizeof json,
+                 "[\"uitrail.nav\", %.3f, {\"tab\":\"act\",\"seq\":%u,\"url\":\"https://x.test/\",\"title\":\"T\",\"how\":\"load\"}]",
+                 t, seq);
+    else if (strcmp(kind, "click") == 0)
+        snprintf(json, sizeof json,
+                 "[\"uitrail.click\", %.3f, {\"tab\":\"act\",\"seq\":%u,\"role\":\"button\",\"name\":\"Open\",\"el\":\"open\"}]",
+                 t, seq);
+    else
+        snprintf(json, sizeof json,
+                 "[\"uitrail.mutation\", %.3f, {\"tab\":\"act\",\"seq\":%u,\"dom\":[1000,10],\"recs\":[[\"#root\",0,2,900,50,40000]],\"busy\":0}]",
+                 t, seq);
+    ingest_json(d, json);
+}
+
+/* Sends GET `target` on a new connection and returns it, unanswered. */
+static int send_get(const itest_daemon *d, const char *target)
+{
+    int fd = itest_connect_unix(d->http_sock);
+    assert_true(fd >= 0);
+    char req[512];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", target);
+    assert_true(itest_send(fd, req, (size_t)n));
+    return fd;
+}
+
+/* The "since" of a page state answer, in ms. */
+static long long since_of(const char *body)
+{
+    const char *p = strstr(body, "\"since\":");
+    assert_non_null(p);
+    return strtoll(p + 8, NULL, 10);
+}
+
+/* Act, then wait: the wait after the action answers with the first stable
+ * state after the page answered it, never at once with the state from
+ * before the action, whether it was asked before the action's response or
+ * before the action's own event had arrived. */
+static void test_daemon_stable_after_action(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    double t = now_s();
+    act_event(&d, "nav", t, 1);
+    act_event(&d, "mutation", t + 0.005, 2);
+    char *body = itest_get(&d, "/v1/tabs/act/stable?wait_ms=10000", 200);
+    assert_non_null(body);
+    assert_non_null(strstr(body, "\"stable\":true"));
+    long long first_since = since_of(body);
+    ut_free(body);
+
+    /* The click arrives, then the wait; the dialog renders later. */
+    t = now_s();
+    act_event(&d, "click", t, 3);
+    int after_seq = send_get(&d, "/v1/tabs/act/stable?wait_ms=20000&after=3");
+    int plain = send_get(&d, "/v1/tabs/act/stable?wait_ms=20000");
+    /* The wait is asked before the next action's event (seq 5) arrives. */
+    int before_event = send_get(&d, "/v1/tabs/act/stable?wait_ms=20000&after=5");
+    usleep(150 * 1000);
+    double dialog_t = now_s();
+    act_event(&d, "mutation", dialog_t, 4);
+    long long dialog_ms = (long long)(dialog_t * 1000);
+    itest_response r;
+    for (int i = 0; i < 2; i++) {
+        assert_true(itest_read_response(i ? plain : after_seq, &r, 20000));
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body.data, "\"stable\":true"));
+        assert_true(since_of(r.body.data) > first_since);
+        assert_true(since_of(r.body.data) >= dialog_ms);
+        if (i == 0)
+            assert_non_null(strstr(r.body.data, "\"after\":\"settled\""));
+        itest_response_free(&r);
+    }
+    close(after_seq);
+    close(plain);
+
+    /* The event of action 5 comes now, and its response after it. */
+    t = now_s();
+    act_event(&d, "click", t, 5);
+    usleep(100 * 1000);
+    double second_t = now_s();
+    act_event(&d, "mutation", second_t, 6);
+    assert_true(itest_read_response(before_event, &r, 20000));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body.data, "\"after\":\"settled\""));
+    assert_true(since_of(r.body.data) >= (long long)(second_t * 1000));
+    itest_response_free(&r);
+    close(before_event);
+
+    /* A wait that runs out before the action arrived says so. */
+    body = itest_get(&d, "/v1/tabs/act/stable?wait_ms=200&after=99", 200);
+    assert_non_null(body);
+    assert_non_null(strstr(body, "\"stable\":false"));
+    assert_non_null(strstr(body, "\"after\":\"unseen\""));
+    ut_free(body);
+    /* after_ms: an action time with no event (a click on nothing) is
+     * settled once the dead-click timeout has passed it. */
+    char target[128];
+    snprintf(target, sizeof target, "/v1/tabs/act/stable?wait_ms=20000&after_ms=%lld",
+             (long long)(now_s() * 1000));
+    body = itest_get(&d, target, 200);
+    assert_non_null(body);
+    assert_non_null(strstr(body, "\"after\":\"settled\""));
+    ut_free(body);
+    stop_clean(&d);
+}
+
 /* ---- security ---- */
 
 static void test_daemon_tcp_needs_token(void **state)
@@ -2237,6 +2366,7 @@ int main(void)
         cmocka_unit_test(test_daemon_output_high_water_pauses_pipelining),
         cmocka_unit_test(test_daemon_input_high_water_stops_reading),
         cmocka_unit_test(test_daemon_stable_wait),
+        cmocka_unit_test(test_daemon_stable_after_action),
         cmocka_unit_test(test_daemon_tcp_needs_token),
         cmocka_unit_test(test_daemon_token_file),
         cmocka_unit_test(test_daemon_peer_uid_refused),

@@ -996,6 +996,156 @@ static void test_recording_replay_at_and_recorded_params(void **state)
     ut_free(fixture);
 }
 
+/* One big flush of tab "late" at sender time `t` with `seq`, posted now. */
+static void post_flush(const itest_daemon *d, double t, int seq)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "[[\"uitrail.mutation\", %.6f, {\"tab\":\"late\",\"seq\":%d,\"dom\":[1000,10],"
+             "\"recs\":[[\"#root\",0,2,900,50,40000]],\"busy\":0}]]",
+             t, seq);
+    post_json(d, json);
+}
+
+/* Replay equals live when an event arrives after the one that follows it
+ * (seq 4 comes 300 ms after seq 5, after the stable mark its time falls
+ * before): with the default reorder window (held, then applied in order)
+ * and without one (applied late, at the tab's latest time). */
+static void test_recording_live_equals_replay_late_event(void **state)
+{
+    (void)state;
+    static const char *const windows[] = {"1000", "0"};
+    for (size_t w = 0; w < 2; w++) {
+        scratch s;
+        scratch_make(&s);
+        itest_daemon d;
+        assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, "--reorder-ms", windows[w], NULL}));
+        itest_sse sse;
+        sse_open(&d, &sse);
+        double t0 = now_s();
+        char json[512];
+        snprintf(json, sizeof json,
+                 "[[\"uitrail.nav\", %.6f, {\"tab\":\"late\",\"seq\":1,\"url\":\"https://x.test/\",\"title\":\"T\","
+                 "\"how\":\"load\"}]]",
+                 t0);
+        post_json(&d, json);
+        post_flush(&d, t0 + 0.005, 2);
+        usleep(600 * 1000);
+        double t1 = now_s();
+        post_flush(&d, t1, 3);
+        usleep(100 * 1000);
+        post_flush(&d, t1 + 0.1, 5);
+        usleep(300 * 1000);
+        post_flush(&d, t1 + 0.05, 4);
+        wait_stable(&d, "late");
+        /* Reads the stream for a reorder window's lag and the quiet time:
+         * every mark is in by then. */
+        assert_false(itest_sse_wait_trace(&sse, "late", "(no such trace)", 1500));
+        wait_stable(&d, "late");
+        assert_int_equal(itest_stop(&d, SIGTERM), 0);
+        ut_buf live = UT_BUF_INIT;
+        sse_data_of(&sse, "mark", &live);
+        glob_t g;
+        assert_int_equal(recordings(s.rec, &g), 1);
+        int status;
+        char *replayed = run(&status, "%s replay --format marks %s", uitrail_bin(), g.gl_pathv[0]);
+        assert_int_equal(status, 0);
+        assert_true(live.len > 1);
+        if (strcmp(live.data, replayed) != 0)
+            fail_msg("reorder window %s ms: the live marks differ from the replayed ones\nlive:\n%sreplayed:\n%s",
+                     windows[w], live.data, replayed);
+        ut_free(replayed);
+        ut_buf_free(&live);
+        globfree(&g);
+        itest_sse_close(&sse);
+        scratch_remove(&s);
+    }
+}
+
+/* A value of row `d` other than its default, within its bounds. */
+static double other_value(const ut_stab_param_desc *d)
+{
+    double v = d->def > 0 ? d->def * 2 : d->def + 1;
+    return v <= d->max ? v : (d->def + d->min) / 2;
+}
+
+static void on_meta_config(void *ud, const ut_rec_meta *meta)
+{
+    ut_rec_meta *out = ud;
+    out->has_config = meta->has_config;
+    out->config = meta->config;
+}
+
+/* Every scorer parameter, set on uitraild's command line, is recorded in
+ * the meta entry, and the replay runs with them (or with the same values
+ * given as `uitrail replay --stab-NAME`, which gives the same marks). */
+static void test_recording_all_stab_params(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    const char *args[2 + 2 * UT_STAB_PARAM_COUNT + 1] = {"--record", s.rec};
+    char names[UT_STAB_PARAM_COUNT][UT_STAB_PARAM_OPTION_MAX];
+    char values[UT_STAB_PARAM_COUNT][32];
+    ut_buf replay_opts = UT_BUF_INIT;
+    for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++) {
+        const ut_stab_param_desc *d = &ut_stab_param_table[k];
+        ut_stab_param_option(d, names[k] + 2, sizeof names[k] - 2);
+        names[k][0] = names[k][1] = '-';
+        snprintf(values[k], sizeof values[k], "%.15g", other_value(d));
+        args[2 + 2 * k] = names[k];
+        args[3 + 2 * k] = values[k];
+        ut_buf_printf(&replay_opts, " %s %s", names[k], values[k]);
+    }
+    itest_daemon d;
+    assert_true(itest_start(&d, args));
+    char *fixture = fixture_path("fixtures/sessions/bluewidget.json");
+    send_file(&d, fixture, "max");
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+
+    size_t len;
+    char *data = itest_read_file(g.gl_pathv[0], &len);
+    assert_non_null(data);
+    ut_rec_reader *reader;
+    assert_int_equal(ut_rec_reader_new(&reader), UT_OK);
+    ut_rec_meta meta = {0};
+    ut_rec_handlers h = {.on_meta = on_meta_config, .ud = &meta};
+    recording_read ignored;
+    memset(&ignored, 0, sizeof ignored);
+    ut_fwd_sink sink = {.on_event = on_recorded_event, .ud = &ignored};
+    assert_int_equal(ut_rec_read(reader, data, len, &h, &sink), UT_OK);
+    ut_rec_reader_free(reader);
+    ut_free(data);
+    assert_true(meta.has_config);
+    for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++) {
+        const ut_stab_param_desc *pd = &ut_stab_param_table[k];
+        if (ut_stab_param_get(&meta.config.stab, pd) != other_value(pd))
+            fail_msg("%s: recorded %g, the daemon ran with %g", pd->name, ut_stab_param_get(&meta.config.stab, pd),
+                     other_value(pd));
+    }
+
+    int status;
+    char *recorded = run(&status, "%s replay --format marks %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    char *given = run(&status, "%s replay --format marks --model uitrail%s %s", uitrail_bin(), replay_opts.data,
+                      g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    char *defaults = run(&status, "%s replay --format marks --model uitrail %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_true(strlen(recorded) > 0);
+    assert_string_equal(recorded, given);
+    assert_string_not_equal(recorded, defaults);
+    ut_free(defaults);
+    ut_free(given);
+    ut_free(recorded);
+    ut_buf_free(&replay_opts);
+    ut_free(fixture);
+    globfree(&g);
+    scratch_remove(&s);
+}
+
 /* Runs uitraild with `args` expecting it to refuse them; returns its
  * stderr (caller frees). */
 static char *start_failure(const char *const *args, int want_exit)
@@ -1025,6 +1175,25 @@ static void test_recording_bad_options(void **state)
     err = start_failure((const char *const[]){"--record-max-files", "65537", NULL}, 2);
     assert_non_null(strstr(err, "--record-max-files 65537: expected a whole number from 1 to 65536"));
     ut_free(err);
+    /* A scorer parameter out of its row's bounds names the parameter; so
+     * does the config file. */
+    err = start_failure((const char *const[]){"--stab-quiet-ms", "60001", NULL}, 2);
+    assert_non_null(strstr(err, "--stab-quiet-ms 60001: quiet_ms must be a whole number from 0 to 60000 ms"));
+    ut_free(err);
+    err = start_failure((const char *const[]){"--stab-churn-max-page-fraction", "1.5", NULL}, 2);
+    assert_non_null(strstr(err, "churn_max_page_fraction must be a number from 0 to 1"));
+    ut_free(err);
+    err = start_failure((const char *const[]){"--debounce-ms", "10001", NULL}, 2);
+    assert_non_null(strstr(err, "--debounce-ms 10001: expected a whole number from 0 to 10000"));
+    ut_free(err);
+    FILE *cf = fopen("/tmp/uitrail-rec-bad.conf", "w");
+    assert_non_null(cf);
+    fputs("stab-leaf-floor = -1\n", cf);
+    fclose(cf);
+    err = start_failure((const char *const[]){"--config", "/tmp/uitrail-rec-bad.conf", NULL}, 2);
+    assert_non_null(strstr(err, "leaf_floor must be a number from 0 to 1000"));
+    ut_free(err);
+    unlink("/tmp/uitrail-rec-bad.conf");
     err = start_failure((const char *const[]){"--fsync", "always", NULL}, 2);
     assert_non_null(strstr(err, "--fsync always: expected never or frame"));
     ut_free(err);
@@ -1270,6 +1439,8 @@ int main(void)
         cmocka_unit_test(test_recording_send_speed),
         cmocka_unit_test(test_recording_live_equals_replay_sessions),
         cmocka_unit_test(test_recording_live_equals_replay_stability),
+        cmocka_unit_test(test_recording_all_stab_params),
+        cmocka_unit_test(test_recording_live_equals_replay_late_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,14 +164,14 @@ bad_arguments)
 quiet=1|unknown parameter 'quiet'; known: enter_threshold exit_threshold quiet_ms
 quiet_ms|'quiet_ms': use name=value,value,...
 quiet_ms=|quiet_ms has no values
-quiet_ms=abc|quiet_ms=abc: not a number
-quiet_ms=1.5|quiet_ms=1.5: use a whole number
-quiet_ms=-1|quiet_ms=-1: out of the scorer's bounds (0 to 60000)
-enter_threshold=0|enter_threshold=0: out of the scorer's bounds (above 0 to 1000)
-churn_rhythm_tolerance=1.5|churn_rhythm_tolerance=1.5: out of the scorer's bounds (0 to 1)
-window_ms=5|window_ms=5: out of the scorer's bounds (6 to 60000)
+quiet_ms=abc|quiet_ms=abc: quiet_ms must be a whole number from 0 to 60000 ms
+quiet_ms=1.5|quiet_ms=1.5: quiet_ms must be a whole number from 0 to 60000 ms
+quiet_ms=-1|quiet_ms=-1: quiet_ms must be a whole number from 0 to 60000 ms
+enter_threshold=0|enter_threshold=0: enter_threshold must be a number from above 0 to 1000
+churn_rhythm_tolerance=1.5|churn_rhythm_tolerance=1.5: churn_rhythm_tolerance must be a number from 0 to 1
+window_ms=5|window_ms=5: window_ms must be a whole number from 6 to 60000 ms
 quiet_ms=100;quiet_ms=200|quiet_ms is given twice
-exit_threshold=nan|exit_threshold=nan: not a number
+exit_threshold=nan|exit_threshold=nan: exit_threshold must be a number from 0 to 1000
 TABLE
   help_out=$("$uitrail" tune --help) || fail "tune --help failed"
   grep -qF -- "--svg-session NAME" <<<"$help_out" || fail "help lacks --svg-session" ;;
@@ -273,6 +273,31 @@ TABLE
   run 0 tune "$work/l.json" --grid 'quiet_ms=200'
   stderr_has 'record rejected (missing_field): uitrail.label: field "settled" is missing'
   stdout_has "1 true settles" ;;
+daemon_runs_recommended)
+  # uitraild runs what the tuner recommends, every parameter of it, on its
+  # command line and in its config file; a grid over parameters outside
+  # the default grid too.
+  run 0 tune "$labelled" --grid 'churn_min_period_ms=40,60;leaf_floor=0.02,0.03;decay_half_life_ms=50;quiet_ms=200,300'
+  options=$(sed -n 's/^As uitraild options: //p' "$work/out")
+  [ -n "$options" ] || fail "no 'As uitraild options:' line"
+  n_options=$(grep -o -- '--stab-' <<<"$options" | wc -l)
+  [ "$n_options" -eq 11 ] || fail "$n_options parameters in the options, want all 11: $options"
+  rt=$work/rt
+  mkdir -m 700 "$rt"
+  # shellcheck disable=SC2086 # the options are words
+  timeout 10 "$UITRAILD" --runtime-dir "$rt" --http off $options >"$work/daemon.err" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q ready "$work/daemon.err" && break; sleep 0.05; done
+  grep -q ready "$work/daemon.err" || { cat "$work/daemon.err" >&2; fail "uitraild refused the recommended options"; }
+  kill "$pid"; wait "$pid"
+  # shellcheck disable=SC2086
+  set -- $options
+  while [ $# -ge 2 ]; do echo "${1#--} = $2"; shift 2; done >"$work/tuned.conf"
+  timeout 10 "$UITRAILD" --runtime-dir "$rt" --http off --config "$work/tuned.conf" >"$work/daemon.err" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q ready "$work/daemon.err" && break; sleep 0.05; done
+  grep -q ready "$work/daemon.err" || { cat "$work/tuned.conf" "$work/daemon.err" >&2; fail "uitraild refused the config"; }
+  kill "$pid"; wait "$pid" ;;
 *)
   echo "tune_cli_test.sh: unknown case $case_name" >&2
   exit 2 ;;

@@ -196,7 +196,8 @@ static void print_error(const response *r)
     json_decref(doc);
 }
 
-enum { OPT_RUNTIME_DIR = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_TIMEOUT, OPT_JSON };
+enum { OPT_RUNTIME_DIR = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_TIMEOUT, OPT_JSON,
+       OPT_AFTER, OPT_AFTER_MS };
 
 #define RUNTIME_DIR_OPTION {"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR}
 
@@ -366,15 +367,33 @@ static int run_stats(const ut_cli_command *self, int argc, char **argv)
     return rc;
 }
 
+/* Parses a whole decimal number in [0, max]. */
+static bool parse_ull(const char *s, unsigned long long max, unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
 static int run_wait(const ut_cli_command *self, int argc, char **argv)
 {
     static const struct option opts[] = {
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"after", required_argument, NULL, OPT_AFTER},
+        {"after-ms", required_argument, NULL, OPT_AFTER_MS},
         RUNTIME_DIR_OPTION,
         {NULL, 0, NULL, 0},
     };
     const char *runtime_dir = NULL;
     uint32_t timeout_ms = CLIENT_WAIT_DEFAULT_MS;
+    const char *after_name = NULL; /* the query parameter: after or after_ms */
+    unsigned long long after = 0;
     int ch;
     optind = 0;
     opterr = 0;
@@ -382,6 +401,16 @@ static int run_wait(const ut_cli_command *self, int argc, char **argv)
         if (ch == OPT_TIMEOUT) {
             if (!ut_cli_parse_u32(optarg, 0, 24u * 3600 * 1000, &timeout_ms))
                 return ut_cli_usage_error(self, "--timeout %s: milliseconds, up to one day", optarg);
+        } else if (ch == OPT_AFTER || ch == OPT_AFTER_MS) {
+            bool by_seq = ch == OPT_AFTER;
+            unsigned long long max = by_seq ? UT_STABLE_AFTER_SEQ_MAX : (unsigned long long)UT_WIRE_TIME_MAX_S * 1000;
+            if (after_name)
+                return ut_cli_usage_error(self, "give --after or --after-ms, once");
+            if (!parse_ull(optarg, max, &after))
+                return ut_cli_usage_error(self, by_seq ? "--after %s: the seq of the action's event, up to %llu"
+                                                       : "--after-ms %s: the action's time in ms since the epoch, up to %llu",
+                                          optarg, max);
+            after_name = by_seq ? "after" : "after_ms";
         } else if (ch == OPT_RUNTIME_DIR) {
             runtime_dir = optarg;
         } else {
@@ -401,6 +430,8 @@ static int run_wait(const ut_cli_command *self, int argc, char **argv)
         ut_buf_append_cstr(&target, "/v1/tabs/");
         ut_cli_append_escaped(&target, argv[optind]);
         ut_buf_printf(&target, "/stable?wait_ms=%u", slice);
+        if (after_name)
+            ut_buf_printf(&target, "&%s=%llu", after_name, after);
         response r;
         bool ok = !target.oom && http_get(&cl, target.data, &r);
         ut_buf_free(&target);
@@ -993,9 +1024,15 @@ const ut_cli_command ut_cli_stats = {
 const ut_cli_command ut_cli_wait = {
     .name = "wait",
     .summary = "wait until a tab's page is stable in the running uitraild",
-    .usage = "TAB [--timeout MS] [--runtime-dir DIR]",
+    .usage = "TAB [--timeout MS] [--after SEQ | --after-ms MS] [--runtime-dir DIR]",
     .help = "Asks GET /v1/tabs/TAB/stable?wait_ms=... and prints the answer (JSON).\n"
-            "  --timeout MS  give up after MS milliseconds (default 10000)\n"
+            "  --timeout MS    give up after MS milliseconds (default 10000)\n"
+            "  --after SEQ     wait for the first stable page after it answered the\n"
+            "                  action whose event has this seq, even if that event\n"
+            "                  or the page's response has not arrived yet\n"
+            "  --after-ms MS   the same for the action at this time (ms since the\n"
+            "                  epoch); one that made no event counts as answered\n"
+            "                  once the dead-click timeout has passed\n"
             "Exit status: 0 stable, 1 still changing when the time ran out, 2 bad\n"
             "arguments, 3 no such tab or no daemon.\n",
     .run = run_wait,

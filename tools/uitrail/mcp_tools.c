@@ -327,7 +327,7 @@ static const ut__mcp_tool tools[] = {
                     .name = "after",
                     .type = PARAM_INTEGER,
                     .min = 0,
-                    .max = 9007199254740991LL, /* 2^53 - 1: exact in every JSON reader */
+                    .max = (long long)UT_STABLE_AFTER_SEQ_MAX, /* 2^53 - 1: exact in every JSON reader */
                     .description = "The seq of the event your action produced (as the page's "
                                    "sender numbered it): wait for the first stable state after "
                                    "the page answered that action.",
@@ -350,7 +350,8 @@ static const ut__mcp_tool tools[] = {
             "\"since\":{\"type\":[\"integer\",\"null\"],\"description\":\"Since when it is in that state, ms since the Unix epoch; null before its first mark.\"},"
             "\"marks\":{\"type\":\"integer\",\"description\":\"Stable/changing transitions of the tab so far.\"},"
             "\"intensity\":{\"type\":\"number\",\"description\":\"Current DOM change intensity (0 when quiet).\"},"
-            "\"busy\":{\"type\":\"integer\",\"description\":\"Loading indicators on the page (spinners, progress bars).\"}"
+            "\"busy\":{\"type\":\"integer\",\"description\":\"Loading indicators on the page (spinners, progress bars).\"},"
+            "\"after\":{\"type\":\"string\",\"enum\":[\"unseen\",\"pending\",\"settled\"],\"description\":\"With after or after_ms: unseen (the action's event has not arrived), pending (the page has not settled since it), settled (stable after it; then stable is true).\"}"
             "}}",
         .build = build_wait_until_stable,
         .result = result_wait_until_stable,
@@ -634,14 +635,6 @@ static json_t *refused_error(const ut__mcp_call *c, const ut__mcp_daemon *d, con
         return ut__mcp_tool_error("unknown tab '%s': uitraild has no events for it (%s). Call "
                                   "list_tabs for the tabs it knows, and use one of their ids.",
                                   tab, reason);
-    if (status == 400 && c->tool->build == build_wait_until_stable &&
-        (c->v.given[WAIT_AFTER] || c->v.given[WAIT_AFTER_MS]) && strstr(reason, "unknown parameter"))
-        return ut__mcp_tool_error(
-            "this uitraild cannot wait for a given action yet: it does not know %s (it answered: "
-            "%s). Call wait_until_stable again without after and after_ms: it then answers as soon "
-            "as the page is stable, which may be before your action has changed it, so check the "
-            "trace with recent_activity afterwards. Updating uitraild adds the option.",
-            c->v.given[WAIT_AFTER] ? "after" : "after_ms", reason);
     if (status == 401 && d->tcp)
         return ut__mcp_tool_error("uitraild refused the token in %s (%d: %s). The token is made "
                                   "anew at each start of the daemon: start uitrail mcp with the "

@@ -357,6 +357,8 @@ static const char replay_help[] =
     "  --debounce-ms N    same-element clicks within N ms make one entry\n"
     "  --model M          stability model: uitrail (default) or domquake (the\n"
     "                     published DOMQuake model with its defaults)\n"
+    "  --stab-NAME X      one scorer parameter, as uitraild's option of that\n"
+    "                     name (uitraild --help lists them), over --model's\n"
     "  --at TIME          the traces (or marks) as they were at TIME: events\n"
     "                     after it are not applied, and the clock moves to TIME\n"
     "                     exactly (no 60 s settle). TIME is ISO 8601 UTC\n"
@@ -366,7 +368,7 @@ static const char replay_help[] =
     "\n"
     "A .uitrail recording file (known by its zstd frames or its name) is\n"
     "replayed with the engine parameters its uitrail.meta entry recorded;\n"
-    "--ring, --debounce-ms and --model override them (a recording read from\n"
+    "--ring, --debounce-ms, --model and --stab-NAME override them (a recording read from\n"
     "standard input gets the defaults). Damage in a recording (a torn\n"
     "tail, a frame that fails its checksum) is reported on stderr as a warning\n"
     "and the replay goes on with the next good frame.\n"
@@ -383,14 +385,21 @@ typedef struct replay_args {
     ut_trace_opts opts;
     ut_config cfg;
     bool ring_given, debounce_given, model_given;
+    double stab_value[UT_STAB_PARAM_COUNT]; /* --stab-NAME, where stab_given */
+    bool stab_given[UT_STAB_PARAM_COUNT];
 } replay_args;
+
+/* --stab-NAME for every scorer parameter, as uitraild names them. */
+static char stab_names[UT_STAB_PARAM_COUNT][UT_STAB_PARAM_OPTION_MAX];
 
 /* Parses the options and FILE into `r` and `a`. Returns UT_CLI_OK, or
  * the exit status of a bad command line (said on stderr). */
 static int replay_parse(const ut_cli_command *self, int argc, char **argv, replay *r, replay_args *a)
 {
-    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT };
-    static const struct option options[] = {
+    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT,
+           OPT_STAB /* + the row of UT_STAB_PARAM_TABLE */ };
+    enum { N_FIXED = 9 };
+    static struct option options[N_FIXED + UT_STAB_PARAM_COUNT + 1] = {
         {"tab", required_argument, NULL, OPT_TAB},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"limit", required_argument, NULL, OPT_LIMIT},
@@ -400,8 +409,11 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
         {"debounce-ms", required_argument, NULL, OPT_DEBOUNCE},
         {"model", required_argument, NULL, OPT_MODEL},
         {"at", required_argument, NULL, OPT_AT},
-        {NULL, 0, NULL, 0},
     };
+    for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++) {
+        ut_stab_param_option(&ut_stab_param_table[k], stab_names[k], sizeof stab_names[k]);
+        options[N_FIXED + k] = (struct option){stab_names[k], required_argument, NULL, OPT_STAB + (int)k};
+    }
     *a = (replay_args){.opts = UT_TRACE_OPTS_DEFAULT};
     ut_config_defaults(&a->cfg);
     optind = 1;
@@ -465,6 +477,15 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
             r->has_at = true;
             break;
         default:
+            if (opt >= OPT_STAB && opt < OPT_STAB + (int)UT_STAB_PARAM_COUNT) {
+                size_t k = (size_t)(opt - OPT_STAB);
+                char why[160];
+                if (ut_stab_param_parse(&ut_stab_param_table[k], optarg, &a->stab_value[k], why, sizeof why) !=
+                    UT_OK)
+                    return ut_cli_usage_error(self, "--%s '%s': %s", stab_names[k], optarg, why);
+                a->stab_given[k] = true;
+                break;
+            }
             return ut_cli_option_error(self, opt, argv);
         }
     }
@@ -582,6 +603,9 @@ static int replay_source_run(const ut_cli_command *self, replay *r, replay_args 
         if (!replay_recorded_config(r, a, src))
             return UT_CLI_FAILED;
     }
+    for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++)
+        if (a->stab_given[k])
+            ut_stab_param_set(&a->cfg.stab, &ut_stab_param_table[k], a->stab_value[k]);
     st = ut_engine_new(&a->cfg, &r->engine, err, sizeof err);
     if (st == UT_EINVAL)
         return ut_cli_usage_error(self, "%s", err);
@@ -637,7 +661,7 @@ const ut_cli_command ut_cli_replay = {
     .name = "replay",
     .summary = "apply a recorded or captured event stream and print the traces",
     .usage = "FILE [--tab TAB] [--format text|json|compact|marks] [--at TIME] [--limit N] [--max-tokens N] [--framed] "
-             "[--model M] [--ring N] [--debounce-ms N]",
+             "[--model M] [--stab-NAME X]... [--ring N] [--debounce-ms N]",
     .help = replay_help,
     .run = replay_run,
 };

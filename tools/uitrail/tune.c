@@ -74,56 +74,50 @@ static void times_sort(times *t)
 
 /* ---- The grid ---- */
 
-typedef struct tune_param {
+/* The parameters are the rows of UT_STAB_PARAM_TABLE (stab_params.h):
+ * names, types and bounds come from there, so the tuner varies exactly the
+ * parameters uitraild accepts, within the bounds it accepts. */
+#define NPARAMS UT_STAB_PARAM_COUNT
+
+/* The default grid: the parameters that decide when a mark falls, around
+ * their defaults (which it includes); the others stay at their defaults
+ * unless --grid names them. */
+typedef struct default_grid {
     const char *name;
-    size_t offset;     /* in ut_stab_params */
-    bool is_double;    /* else uint32_t */
-    double min, max;   /* the scorer's bounds (ut_stab_params_check) */
-    double grid[8];    /* the default grid; 0-terminated after the first value */
-    size_t ngrid;
-} tune_param;
+    double values[8];
+    size_t n;
+} default_grid;
 
-#define P_DOUBLE(field) offsetof(ut_stab_params, field), true
-#define P_U32(field) offsetof(ut_stab_params, field), false
-
-/* The uitrail model's parameters. The default grid spans the five that
- * decide when a mark falls, around their defaults (which it includes);
- * the others stay at their defaults unless --grid names them. */
-static const tune_param params[] = {
-    {"enter_threshold", P_DOUBLE(enter_threshold), 1e-6, UT_STAB_THRESHOLD_MAX, {0.1, 0.25, 0.5, 0.75}, 4},
-    {"exit_threshold", P_DOUBLE(exit_threshold), 0, UT_STAB_THRESHOLD_MAX, {0.01, 0.02, 0.04}, 3},
-    {"quiet_ms", P_U32(quiet_ms), 0, UT_STAB_QUIET_MAX_MS, {100, 150, 200, 300, 500}, 5},
-    {"window_ms", P_U32(window_ms), UT_STAB_WINDOW_MIN_MS, UT_STAB_WINDOW_MAX_MS, {150, 300, 600}, 3},
-    {"busy_cap_ms", P_U32(busy_cap_ms), 0, UT_STAB_BUSY_CAP_MAX_MS, {3000, 10000}, 2},
-    {"decay_half_life_ms", P_U32(decay_half_life_ms), 1, UT_STAB_HALF_LIFE_MAX_MS, {0}, 0},
-    {"leaf_floor", P_DOUBLE(leaf_floor), 0, UT_STAB_THRESHOLD_MAX, {0}, 0},
-    {"churn_min_repeats", P_U32(churn_min_repeats), 1, UT_STAB_CHURN_REPEATS_MAX, {0}, 0},
-    {"churn_rhythm_tolerance", P_DOUBLE(churn_rhythm_tolerance), 0, 1, {0}, 0},
-    {"churn_min_period_ms", P_U32(churn_min_period_ms), 0, UT_STAB_CHURN_PERIOD_MAX_MS, {0}, 0},
-    {"churn_max_page_fraction", P_DOUBLE(churn_max_page_fraction), 0, 1, {0}, 0},
-    {"load_quiet_ms", P_U32(load_quiet_ms), 0, UT_STAB_QUIET_MAX_MS, {0}, 0},
-    {"action_window_ms", P_U32(action_window_ms), 0, UT_STAB_ACTION_WINDOW_MAX_MS, {0}, 0},
+static const default_grid default_grids[] = {
+    {"enter_threshold", {0.1, 0.25, 0.5, 0.75}, 4},
+    {"exit_threshold", {0.01, 0.02, 0.04}, 3},
+    {"quiet_ms", {100, 150, 200, 300, 500}, 5},
+    {"window_ms", {150, 300, 600}, 3},
+    {"busy_cap_ms", {3000, 10000}, 2},
 };
 
-#define NPARAMS (sizeof params / sizeof params[0])
-/* The first parameters, always printed as columns. */
-#define NPARAMS_SHOWN 5
+static const char *param_name(size_t i)
+{
+    return ut_stab_param_table[i].name;
+}
+
+/* The default grid of parameter `i`; NULL when it has none. */
+static const default_grid *default_grid_of(size_t i)
+{
+    for (size_t k = 0; k < sizeof default_grids / sizeof default_grids[0]; k++)
+        if (strcmp(default_grids[k].name, param_name(i)) == 0)
+            return &default_grids[k];
+    return NULL;
+}
 
 static double param_get(const ut_stab_params *p, size_t i)
 {
-    const char *base = (const char *)p + params[i].offset;
-    if (params[i].is_double)
-        return *(const double *)(const void *)base;
-    return *(const uint32_t *)(const void *)base;
+    return ut_stab_param_get(p, &ut_stab_param_table[i]);
 }
 
 static void param_set(ut_stab_params *p, size_t i, double v)
 {
-    char *base = (char *)p + params[i].offset;
-    if (params[i].is_double)
-        *(double *)(void *)base = v;
-    else
-        *(uint32_t *)(void *)base = (uint32_t)v;
+    ut_stab_param_set(p, &ut_stab_param_table[i], v);
 }
 
 typedef struct grid {
@@ -137,12 +131,13 @@ static void grid_defaults(grid *g)
     ut_stab_params def;
     ut_stab_params_defaults(&def);
     for (size_t i = 0; i < NPARAMS; i++) {
-        if (params[i].ngrid == 0) {
+        const default_grid *dg = default_grid_of(i);
+        if (!dg) {
             g->values[i][0] = param_get(&def, i);
             g->nvalues[i] = 1;
         } else {
-            memcpy(g->values[i], params[i].grid, params[i].ngrid * sizeof params[i].grid[0]);
-            g->nvalues[i] = params[i].ngrid;
+            memcpy(g->values[i], dg->values, dg->n * sizeof dg->values[0]);
+            g->nvalues[i] = dg->n;
         }
     }
 }
@@ -160,24 +155,11 @@ static void grid_setting(const grid *g, size_t index, ut_stab_params *out)
 /* Parses one value of parameter `i`; false with a reason in `why`. */
 static bool parse_value(size_t i, const char *text, double *out, char *why, size_t whylen)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (text[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v)) {
-        snprintf(why, whylen, "%s=%s: not a number", params[i].name, text);
+    char bounds[160];
+    if (ut_stab_param_parse(&ut_stab_param_table[i], text, out, bounds, sizeof bounds) != UT_OK) {
+        snprintf(why, whylen, "%s=%s: %s", param_name(i), text, bounds);
         return false;
     }
-    if (!params[i].is_double && v != floor(v)) {
-        snprintf(why, whylen, "%s=%s: use a whole number", params[i].name, text);
-        return false;
-    }
-    if (v < params[i].min || v > params[i].max || (params[i].is_double && params[i].min > 0 && v <= 0)) {
-        snprintf(why, whylen, "%s=%s: out of the scorer's bounds (%s%g to %g)", params[i].name, text,
-                 params[i].min > 0 && params[i].is_double ? "above " : "", params[i].is_double && params[i].min > 0 ? 0 : params[i].min,
-                 params[i].max);
-        return false;
-    }
-    *out = v;
     return true;
 }
 
@@ -201,12 +183,12 @@ static bool grid_parse(grid *g, const char *spec, char *why, size_t whylen)
         }
         *eq = '\0';
         size_t i = 0;
-        while (i < NPARAMS && strcmp(params[i].name, part) != 0)
+        while (i < NPARAMS && strcmp(param_name(i), part) != 0)
             i++;
         if (i == NPARAMS) {
             int n = snprintf(why, whylen, "unknown parameter '%s'; known:", part);
             for (size_t k = 0; k < NPARAMS && n > 0 && (size_t)n < whylen; k++)
-                n += snprintf(why + n, whylen - (size_t)n, " %s", params[k].name);
+                n += snprintf(why + n, whylen - (size_t)n, " %s", param_name(k));
             return false;
         }
         if (named[i]) {
@@ -731,9 +713,19 @@ static unsigned changed_from_defaults(const ut_stab_params *p)
     return n;
 }
 
+/* The parameters of the default grid are always columns, the others when
+ * --grid varies them. */
 static bool column_shown(const tune_run *run, size_t i)
 {
-    return i < NPARAMS_SHOWN || run->grid.nvalues[i] > 1;
+    return default_grid_of(i) || run->grid.nvalues[i] > 1;
+}
+
+/* The DOMQuake model reads only its thresholds and window. */
+static bool domquake_uses(size_t i)
+{
+    const char *n = param_name(i);
+    return strcmp(n, "enter_threshold") == 0 || strcmp(n, "exit_threshold") == 0 ||
+           strcmp(n, "window_ms") == 0;
 }
 
 static void print_header(const tune_run *run)
@@ -741,7 +733,7 @@ static void print_header(const tune_run *run)
     printf("%-10s %5s %9s %7s %9s %7s", "", "ties", "premature", "missed", "median_ms", "p95_ms");
     for (size_t i = 0; i < NPARAMS; i++)
         if (column_shown(run, i))
-            printf("  %s", params[i].name);
+            printf("  %s", param_name(i));
     printf("\n");
 }
 
@@ -770,8 +762,8 @@ static void print_row(const tune_run *run, const char *label, size_t ties, const
     for (size_t i = 0; i < NPARAMS; i++) {
         if (!column_shown(run, i))
             continue;
-        int width = (int)strlen(params[i].name);
-        bool ignored = p->model == UT_STAB_MODEL_DOMQUAKE && i != 0 && i != 1 && i != 3;
+        int width = (int)strlen(param_name(i));
+        bool ignored = p->model == UT_STAB_MODEL_DOMQUAKE && !domquake_uses(i);
         if (ignored)
             printf("  %*s", width, "-");
         else
@@ -802,7 +794,20 @@ static void print_failures(const tune_run *run, size_t index, const char *label)
 static void print_params(const ut_stab_params *p)
 {
     for (size_t i = 0; i < NPARAMS; i++)
-        printf("%s%s=%g", i ? " " : "", params[i].name, param_get(p, i));
+        printf("%s%s=%.15g", i ? " " : "", param_name(i), param_get(p, i));
+    printf("\n");
+}
+
+/* The setting as uitraild's options (and `uitrail replay`'s), every
+ * parameter, exactly: what the daemon runs to score as the tuner did. */
+static void print_daemon_options(const ut_stab_params *p)
+{
+    printf("As uitraild options:");
+    for (size_t i = 0; i < NPARAMS; i++) {
+        char option[UT_STAB_PARAM_OPTION_MAX];
+        ut_stab_param_option(&ut_stab_param_table[i], option, sizeof option);
+        printf(" --%s %.15g", option, param_get(p, i));
+    }
     printf("\n");
 }
 
@@ -1087,9 +1092,10 @@ static void print_recommended(const tune_run *run, const tune_scores *sc, ut_sta
         printf("It differs from the defaults (ut_stab_params_defaults) in:");
         for (size_t i = 0; i < NPARAMS; i++)
             if (param_get(p, i) != param_get(&def, i))
-                printf(" %s %g -> %g;", params[i].name, param_get(&def, i), param_get(p, i));
+                printf(" %s %g -> %g;", param_name(i), param_get(&def, i), param_get(p, i));
         printf("\n");
     }
+    print_daemon_options(p);
 }
 
 /* Plots the chosen session under the recommended parameters `p`. */
@@ -1097,8 +1103,10 @@ static int plot_recommended(tune_run *run, const tune_args *a, const ut_stab_par
 {
     char setting_name[512];
     int n = snprintf(setting_name, sizeof setting_name, "recommended setting:");
-    for (size_t i = 0; i < NPARAMS_SHOWN && n > 0 && (size_t)n < sizeof setting_name; i++)
-        n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", params[i].name, param_get(p, i));
+    for (size_t i = 0; i < NPARAMS && n > 0 && (size_t)n < sizeof setting_name; i++)
+        if (default_grid_of(i))
+            n += snprintf(setting_name + n, sizeof setting_name - (size_t)n, " %s=%g", param_name(i),
+                          param_get(p, i));
     int rc = write_svg(&run->sessions[a->svg_index], p, setting_name, a->svg_path);
     if (rc == UT_CLI_OK)
         printf("SVG plot of %s: %s\n", run->sessions[a->svg_index].name, a->svg_path);
