@@ -281,7 +281,9 @@ daemon_runs_recommended)
   options=$(sed -n 's/^As uitraild options: //p' "$work/out")
   [ -n "$options" ] || fail "no 'As uitraild options:' line"
   n_options=$(grep -o -- '--stab-' <<<"$options" | wc -l)
-  [ "$n_options" -eq 11 ] || fail "$n_options parameters in the options, want all 11: $options"
+  # Every row of the parameter table, counted there.
+  n_params=$(grep -c '^ *X(' "$root/include/uitrail/stab_params.h")
+  [ "$n_options" -eq "$n_params" ] || fail "$n_options parameters in the options, want all $n_params: $options"
   rt=$work/rt
   mkdir -m 700 "$rt"
   # shellcheck disable=SC2086 # the options are words
