@@ -117,6 +117,10 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
                "slow_reader", m->dropped_slow_reader, "timeout", m->dropped_timeout);
     counter(out, "uitrail_auth_failures_total", "Requests answered 401.", m->auth_failures);
     gauge(out, "uitrail_event_streams", "Open GET /v1/events streams.", g->event_streams);
+    gauge(out, "uitrail_event_streams_lagging",
+          "Event streams past UT_SSE_QUEUE_MAX_BYTES of queued output: dropped after "
+          "--idle-timeout-ms unless they catch up.",
+          g->event_streams_lagging);
     gauge(out, "uitrail_output_queued_bytes", "Output queued for peers the kernel has not taken yet.",
           g->output_queued);
     gauge(out, "uitrail_stable_waiters", "Pending GET /v1/tabs/{tab}/stable waits.", g->stable_waiters);

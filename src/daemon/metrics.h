@@ -59,6 +59,7 @@ typedef struct ut__gauges {
     uint64_t connections;
     uint64_t output_queued;   /* bytes queued for peers, every connection */
     uint64_t event_streams;
+    uint64_t event_streams_lagging;
     uint64_t stable_waiters;
     uint64_t record_files_open;
 } ut__gauges;

@@ -422,6 +422,7 @@ static void serve_metrics(ut__conn *c)
         .connections = ut__conn_count(d),
         .output_queued = ut__conns_queued_bytes(d),
         .event_streams = ut__sse_count(d),
+        .event_streams_lagging = ut__sse_lagging(d),
         .stable_waiters = ut__waiters_count(d),
         .record_files_open = ut__recorder_open_files(d),
     };

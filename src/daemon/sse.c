@@ -203,6 +203,16 @@ size_t ut__sse_count(const ut__daemon *d)
     return d->sse.n;
 }
 
+size_t ut__sse_lagging(const ut__daemon *d)
+{
+    size_t n = 0;
+    ut_list *l;
+    ut_list_foreach(l, &d->sse.streams) {
+        n += stream_of(l)->lagging;
+    }
+    return n;
+}
+
 /* ---- a stream ---- */
 
 /* A stream that lagged and did not catch up in time. */

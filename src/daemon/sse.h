@@ -41,6 +41,9 @@ void ut__sse_free(ut__sse *s);
  * connection over. UT_ENOMEM (nothing written) when memory runs out. */
 ut_status ut__sse_subscribe(ut__conn *c, ut_str tab);
 size_t ut__sse_count(const ut__daemon *d);
+/* How many streams lag now (a gauge: each is dropped after
+ * --idle-timeout-ms unless it catches up). */
+size_t ut__sse_lagging(const ut__daemon *d);
 
 /* The engine's news (from notify.c's observer). */
 void ut__sse_event(ut__daemon *d, const ut_event *ev);
