@@ -72,7 +72,11 @@ describe('signed per-tab ingest tokens minted by the examples and `uitrail token
       assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
       const checked = await run(UITRAIL, ['token', '--secret-file', secretFile, '--verify', token]);
       assert.equal(checked.status, 0, checked.stderr);
-      assert.match(checked.stdout, new RegExp(`^valid: tab "${tab}", expires in (599|600) s`));
+      // Minted with a 600 s lifetime: what is left depends on how long the
+      // minting and checking took (minutes under valgrind), never more.
+      const left = checked.stdout.match(new RegExp(`^valid: tab "${tab}", expires in (\\d+) s`));
+      assert.ok(left, checked.stdout);
+      assert.ok(Number(left[1]) > 0 && Number(left[1]) <= 600, checked.stdout);
 
       const ws = await openIngest(daemon.port, token);
       const now = Date.now() / 1000;
