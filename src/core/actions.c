@@ -3,8 +3,6 @@
 
 #include "num.h"
 
-#define DEAD_CLICK_US ((int64_t)UT_DEAD_CLICK_MS * 1000)
-
 void ut__action_begin(ut__action *a, int64_t at_us)
 {
     a->pending = true;
