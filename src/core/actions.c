@@ -1,16 +1,7 @@
 /* The pending user action of a tab (see actions.h). */
 #include "actions.h"
 
-#define DEAD_CLICK_US ((int64_t)UT_DEAD_CLICK_MS * 1000)
-
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
+#include "num.h"
 
 void ut__action_begin(ut__action *a, int64_t at_us)
 {
@@ -49,11 +40,11 @@ int64_t ut__action_deadline(const ut__action *a, bool scorer_changing, uint32_t 
     if (!a->pending)
         return INT64_MAX;
     if (!a->responded)
-        return add_sat(a->at_us, DEAD_CLICK_US);
+        return ut__add_sat(a->at_us, DEAD_CLICK_US);
     /* A response that moved the scorer ends with the scorer's mark. */
     if (scorer_changing)
         return INT64_MAX;
-    return add_sat(a->response_us, (int64_t)quiet_ms * 1000);
+    return ut__add_sat(a->response_us, (int64_t)quiet_ms * 1000);
 }
 
 bool ut__action_run(ut__action *a, int64_t now, bool scorer_changing, uint32_t quiet_ms)

@@ -19,7 +19,11 @@
 #define UT_CORE_ACTIONS_H
 
 #include "uitrail/common.h"
+#include "uitrail/limits.h"
 #include "uitrail/stability.h"
+
+/* No response within it: the action settled on nothing (a dead click). */
+#define DEAD_CLICK_US ((int64_t)UT_DEAD_CLICK_MS * 1000)
 
 typedef struct ut__action {
     bool pending;        /* the page answers an action that has not settled */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#define DEAD_CLICK_US ((int64_t)UT_DEAD_CLICK_MS * 1000)
+#include "num.h"
 
 /* Whether the action the wait names has reached the tab; sets *recheck_us
  * when only the passing of time can make it reached. */
@@ -22,7 +22,7 @@ static bool after_seen(const ut_engine *e, const ut__tab *t, const ut_after *q, 
      * event at all (a click on nothing); after the dead-click timeout, on
      * the tab's sender clock, the page is what that action left. */
     int64_t clock = now_us > e->clock_us ? now_us : e->clock_us;
-    int64_t gone_by = q->time_us > INT64_MAX - DEAD_CLICK_US ? INT64_MAX : q->time_us + DEAD_CLICK_US;
+    int64_t gone_by = ut__add_sat(q->time_us, DEAD_CLICK_US);
     if (clock + t->offset_us >= gone_by)
         return true;
     *recheck_us = gone_by - t->offset_us;

@@ -705,6 +705,70 @@ static ut_status tab_for(ut_engine *e, const ut_event *ev, ut__tab **out, bool *
     return UT_OK;
 }
 
+/* An unload or a close for a tab not known: nothing to keep, to close or
+ * to hold, and no tab is made for it; it is applied as it comes. */
+static ut_status apply_tabless(ut_engine *e, const ut_event *ev)
+{
+    e->stats.applied[ev->kind]++;
+    if (e->obs.on_accepted)
+        e->obs.on_accepted(e->obs.ud, ev);
+    if (e->obs.on_applied)
+        e->obs.on_applied(e->obs.ud, ev);
+    return UT_OK;
+}
+
+/* In order, or too late to be put in order: applied now (`*gone` when it
+ * closed and freed the tab). Otherwise held until the events before it
+ * have arrived or waited enough. */
+static ut_status apply_or_hold(ut_engine *e, ut__tab *t, const ut_event *red, bool late, bool *gone)
+{
+    bool now = late || (!t->reorder.head && (e->cfg.reorder_ms == 0 ||
+                                             ut__reorder_seq_is_next(&t->reorder, red->has_seq, red->seq)));
+    if (now) {
+        if (e->obs.on_accepted)
+            e->obs.on_accepted(e->obs.ud, red);
+        return tab_apply(e, t, red, gone);
+    }
+    ut__held *h = ut__held_new(red, e->clock_us, e->serial);
+    if (!h)
+        return UT_ENOMEM;
+    if (e->obs.on_accepted)
+        e->obs.on_accepted(e->obs.ud, red);
+    /* Held for a gap in seq, or out of order: this tab's client delivers
+     * late, so its marks wait the window from now on. */
+    if (ut__reorder_insert(&t->reorder, h)) {
+        e->stats.reordered++;
+        t->reorder.disorder = true;
+    } else if (red->has_seq) {
+        t->reorder.disorder = true;
+    }
+    e->stats.held++;
+    return UT_OK;
+}
+
+/* After an event was applied or held: the tab's sequence window, clock
+ * offset and recency, then what it may release, and the caps. */
+static void apply_settle(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t engine_t, bool late,
+                         bool created)
+{
+    if (late)
+        t->reorder.disorder = true;
+    if (ev->has_seq)
+        ut__seqwin_mark(&t->seqwin, ev->seq);
+    t->offset_us = ut__add_sat(ev->time_us, -engine_t);
+    t->reorder.last_had_seq = ev->has_seq;
+    t->last_engine_us = e->clock_us;
+    ut__tabs_touch(&e->tabs, t);
+    if (!tab_release(e, t))
+        return;
+    tab_account(e, t);
+    if (created && e->tabs.count > e->cfg.max_tabs) {
+        e->stats.evicted_cap++;
+        tab_drop(e, e->tabs.lru_tail, true);
+    }
+    enforce_memory(e);
+}
+
 ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
 {
     if (!ev || (unsigned)ev->kind >= UT_KIND__COUNT || ev->tab.len == 0 ||
@@ -732,25 +796,8 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
         case UT__SEQ_JUMP: e->stats.seq_jumps++; return UT_ELIMIT;
         }
     }
-    if (ev->kind == UT_KIND_UNLOAD && !t) {
-        /* Nothing to keep for a page whose tab is not known: no tab is
-         * made for it. */
-        e->stats.applied[UT_KIND_UNLOAD]++;
-        if (e->obs.on_accepted)
-            e->obs.on_accepted(e->obs.ud, ev);
-        if (e->obs.on_applied)
-            e->obs.on_applied(e->obs.ud, ev);
-        return UT_OK;
-    }
-    if (ev->kind == UT_KIND_CLOSE && !t) {
-        /* Nothing to close or to hold: the close is applied as it comes. */
-        e->stats.applied[UT_KIND_CLOSE]++;
-        if (e->obs.on_accepted)
-            e->obs.on_accepted(e->obs.ud, ev);
-        if (e->obs.on_applied)
-            e->obs.on_applied(e->obs.ud, ev);
-        return UT_OK;
-    }
+    if ((ev->kind == UT_KIND_UNLOAD || ev->kind == UT_KIND_CLOSE) && !t)
+        return apply_tabless(e, ev);
 
     ut_event red = *ev;
     ut_buf_reset(&e->scratch);
@@ -761,35 +808,9 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
     if ((st = tab_for(e, &red, &t, &created)) != UT_OK)
         return st;
 
-    /* In order, or too late to be put in order: applied now. Otherwise
-     * held until the events before it have arrived or waited enough. */
     bool late = t->reorder.applied_any && red.time_us < t->last_us;
-    bool now = late || (!t->reorder.head && (e->cfg.reorder_ms == 0 ||
-                                             ut__reorder_seq_is_next(&t->reorder, red.has_seq, red.seq)));
     bool gone = false;
-    if (now) {
-        if (e->obs.on_accepted)
-            e->obs.on_accepted(e->obs.ud, &red);
-        st = tab_apply(e, t, &red, &gone);
-    } else {
-        ut__held *h = ut__held_new(&red, e->clock_us, e->serial);
-        if (!h) {
-            st = UT_ENOMEM;
-        } else {
-            if (e->obs.on_accepted)
-                e->obs.on_accepted(e->obs.ud, &red);
-            /* Held for a gap in seq, or out of order: this tab's client
-             * delivers late, so its marks wait the window from now on. */
-            if (ut__reorder_insert(&t->reorder, h)) {
-                e->stats.reordered++;
-                t->reorder.disorder = true;
-            } else if (red.has_seq) {
-                t->reorder.disorder = true;
-            }
-            e->stats.held++;
-        }
-    }
-    if (st != UT_OK) {
+    if ((st = apply_or_hold(e, t, &red, late, &gone)) != UT_OK) {
         if (created) {
             ut__tabs_remove(&e->tabs, t);
             ut__tab_free(t);
@@ -801,24 +822,8 @@ ut_status ut_engine_apply(ut_engine *e, const ut_event *ev)
     e->serial++;
     if (late)
         e->stats.late++;
-    if (gone)
-        return UT_OK; /* a close: `t` is freed */
-    if (late)
-        t->reorder.disorder = true;
-    if (ev->has_seq)
-        ut__seqwin_mark(&t->seqwin, ev->seq);
-    t->offset_us = ut__add_sat(ev->time_us, -engine_t);
-    t->reorder.last_had_seq = ev->has_seq;
-    t->last_engine_us = e->clock_us;
-    ut__tabs_touch(&e->tabs, t);
-    if (!tab_release(e, t))
-        return UT_OK;
-    tab_account(e, t);
-    if (created && e->tabs.count > e->cfg.max_tabs) {
-        e->stats.evicted_cap++;
-        tab_drop(e, e->tabs.lru_tail, true);
-    }
-    enforce_memory(e);
+    if (!gone) /* a close frees `t` */
+        apply_settle(e, t, ev, engine_t, late, created);
     return UT_OK;
 }
 

@@ -609,6 +609,51 @@ void ut_redactor_free(ut_redactor *r)
 
 /* ---- Matching ---- */
 
+/* Searches `in` from `offset` for the next match of `code` into r->match.
+ * Returns true on a match; false when the pass stops, *res saying why
+ * (PASS_DONE: no more matches). */
+static bool next_match(ut_redactor *r, const pcre2_code *code, pcre2_match_context *mctx, ut_str in,
+                       size_t offset, pass_result *res)
+{
+    int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
+    if (rc >= 0)
+        return true;
+    *res = rc == PCRE2_ERROR_NOMATCH ? PASS_DONE : rc == PCRE2_ERROR_NOMEMORY ? PASS_NO_MEMORY : PASS_GAVE_UP;
+    return false;
+}
+
+/* A pass's output: `in` with some spans replaced, written into `dst`
+ * (reset at the first replacement) only when there is one. */
+typedef struct splice {
+    ut_str in;
+    ut_buf *dst;
+    bool *changed;
+    size_t copied; /* bytes of `in` already handled */
+} splice;
+
+/* Replaces in[start, end) by `rep` (`rep_len` bytes). */
+static void splice_put(splice *sp, size_t start, size_t end, const char *rep, size_t rep_len)
+{
+    if (!*sp->changed) {
+        ut_buf_reset(sp->dst);
+        *sp->changed = true;
+    }
+    ut_buf_append(sp->dst, sp->in.ptr + sp->copied, start - sp->copied);
+    ut_buf_append(sp->dst, rep, rep_len);
+    sp->copied = end;
+}
+
+/* Ends a pass that stopped with `res`: the rest of `in` after the last
+ * replacement, and the pass's result. */
+static pass_result splice_end(splice *sp, pass_result res)
+{
+    if (res != PASS_DONE)
+        return res;
+    if (*sp->changed)
+        ut_buf_append(sp->dst, sp->in.ptr + sp->copied, sp->in.len - sp->copied);
+    return sp->dst->oom ? PASS_NO_MEMORY : PASS_DONE;
+}
+
 /* Replaces every match of `code` in `in` by `replacement`, writing into
  * `dst` (reset first) only when there is a match; *changed tells whether
  * it did. */
@@ -617,17 +662,11 @@ static pass_result replace_all(ut_redactor *r, const pcre2_code *code, pcre2_mat
 {
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
     size_t replacement_len = strlen(replacement);
-    size_t copied = 0; /* bytes of `in` already handled */
+    splice sp = {in, dst, changed, 0};
     size_t offset = 0; /* where the next search starts */
+    pass_result res = PASS_DONE;
     *changed = false;
-    while (offset <= in.len) {
-        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            break;
-        if (rc == PCRE2_ERROR_NOMEMORY)
-            return PASS_NO_MEMORY;
-        if (rc < 0)
-            return PASS_GAVE_UP;
+    while (offset <= in.len && next_match(r, code, mctx, in, offset, &res)) {
         size_t start = ov[0], end = ov[1];
         if (end <= start) {
             /* An empty match (only possible with \K tricks in an extra
@@ -637,17 +676,10 @@ static pass_result replace_all(ut_redactor *r, const pcre2_code *code, pcre2_mat
                 offset++;
             continue;
         }
-        if (!*changed) {
-            ut_buf_reset(dst);
-            *changed = true;
-        }
-        ut_buf_append(dst, in.ptr + copied, start - copied);
-        ut_buf_append(dst, replacement, replacement_len);
-        copied = offset = end;
+        splice_put(&sp, start, end, replacement, replacement_len);
+        offset = end;
     }
-    if (*changed)
-        ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
+    return splice_end(&sp, res);
 }
 
 /* Replaces the card numbers of `in` by `replacement`: `code` finds each
@@ -657,34 +689,22 @@ static pass_result replace_cards(ut_redactor *r, const pcre2_code *code, pcre2_m
                          ut_str in, const char *replacement, ut_buf *dst, bool *changed)
 {
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
-    size_t copied = 0, offset = 0;
+    size_t replacement_len = strlen(replacement);
+    splice sp = {in, dst, changed, 0};
+    size_t offset = 0;
+    pass_result res = PASS_DONE;
     *changed = false;
-    while (offset < in.len) {
-        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            break;
-        if (rc == PCRE2_ERROR_NOMEMORY)
-            return PASS_NO_MEMORY;
-        if (rc < 0)
-            return PASS_GAVE_UP;
+    while (offset < in.len && next_match(r, code, mctx, in, offset, &res)) {
         size_t run_end = ov[1];
         if (ut__card_find(&r->cards, in.ptr, in.len, ov[0], run_end) != UT_OK)
             return PASS_NO_MEMORY;
         for (size_t i = 0; i < r->cards.nspans; i++) {
-            const ut__card_span *sp = &r->cards.spans[i];
-            if (!*changed) {
-                ut_buf_reset(dst);
-                *changed = true;
-            }
-            ut_buf_append(dst, in.ptr + copied, sp->start - copied);
-            ut_buf_append_cstr(dst, replacement);
-            copied = sp->end;
+            const ut__card_span *card = &r->cards.spans[i];
+            splice_put(&sp, card->start, card->end, replacement, replacement_len);
         }
         offset = run_end;
     }
-    if (*changed)
-        ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
+    return splice_end(&sp, res);
 }
 
 static bool is_alnum_byte(unsigned char c)
@@ -750,17 +770,13 @@ static pass_result replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_m
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
-    size_t copied = 0, offset = 0;
+    size_t replacement_len = strlen(replacement);
+    splice sp = {in, dst, changed, 0};
+    size_t offset = 0;
+    pass_result res = PASS_DONE;
     bool computed = false; /* the prefix values, at the first region */
     *changed = false;
-    while (offset < in.len) {
-        int rc = pcre2_match(code, (PCRE2_SPTR)in.ptr, in.len, offset, 0, r->match, mctx);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            break;
-        if (rc == PCRE2_ERROR_NOMEMORY)
-            return PASS_NO_MEMORY;
-        if (rc < 0)
-            return PASS_GAVE_UP;
+    while (offset < in.len && next_match(r, code, mctx, in, offset, &res)) {
         size_t region_end = ov[1];
         if (!computed && iban_prefixes_compute(&r->iban, s, in.len) != UT_OK)
             return PASS_NO_MEMORY;
@@ -771,19 +787,12 @@ static pass_result replace_ibans(ut_redactor *r, const pcre2_code *code, pcre2_m
                 p++;
                 continue;
             }
-            if (!*changed) {
-                ut_buf_reset(dst);
-                *changed = true;
-            }
-            ut_buf_append(dst, in.ptr + copied, p - copied);
-            ut_buf_append_cstr(dst, replacement);
-            copied = p = end;
+            splice_put(&sp, p, end, replacement, replacement_len);
+            p = end;
         }
         offset = region_end > ov[0] ? region_end : ov[0] + 1;
     }
-    if (*changed)
-        ut_buf_append(dst, in.ptr + copied, in.len - copied);
-    return dst->oom ? PASS_NO_MEMORY : PASS_DONE;
+    return splice_end(&sp, res);
 }
 
 /* One pass of the pipeline: runs `pass` with `code` over *cur and, when it

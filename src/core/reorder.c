@@ -9,6 +9,8 @@
 #include "uitrail/common.h"
 #include "uitrail/limits.h"
 
+#include "num.h"
+
 /* ---- Copies ---- */
 
 /* Every text field of an event, for sizing and copying them alike. */
@@ -139,15 +141,6 @@ ut__held *ut__reorder_pop(ut__reorder *r)
     return h;
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
-
 int64_t ut__reorder_deadline(const ut__reorder *r, int64_t offset_us, int64_t window_us)
 {
     if (!r->head)
@@ -156,8 +149,8 @@ int64_t ut__reorder_deadline(const ut__reorder *r, int64_t offset_us, int64_t wi
     for (const ut__held *h = r->head; h; h = h->next)
         if (h->arrival_us < first)
             first = h->arrival_us;
-    int64_t waited = add_sat(first, UT_REORDER_WAIT_MAX_MS * INT64_C(1000));
-    int64_t passed = add_sat(add_sat(r->head->ev.time_us, window_us), -offset_us);
+    int64_t waited = ut__add_sat(first, UT_REORDER_WAIT_MAX_MS * INT64_C(1000));
+    int64_t passed = ut__add_sat(ut__add_sat(r->head->ev.time_us, window_us), -offset_us);
     return passed < waited ? passed : waited;
 }
 

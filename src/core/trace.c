@@ -771,6 +771,117 @@ static void json_click_flags(ut_buf *out, const json_style *js, const ut__entry 
         ut_buf_append_cstr(out, ",\"rage\":true");
 }
 
+/* One function a kind of trace entry; json_entry writes what they share. */
+static void json_entry_click(ut_buf *out, const ut__entry *en, const json_style *js)
+{
+    json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
+    if (!(en->flags & UT__EF_SENS))
+        json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
+    json_el(out, js, ut__entry_field(en, UT__F_EL));
+    json_ctx(out, en);
+    json_state(out, en->state_set, en->state_on);
+    if (en->sort != UT_SORT_UNSET)
+        json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, en->sort)));
+    json_trusted(out, en);
+    json_click_flags(out, js, en);
+    json_outcome(out, en, js);
+}
+
+static void json_entry_burst(ut_buf *out, const ut__entry *en, const json_style *js)
+{
+    json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
+    json_ctx(out, en);
+    ut_buf_printf(out, ",\"count\":%" PRIu32 ",\"members\":[", en->count);
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
+    uint32_t member = 0;
+    for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
+         first = false) {
+        ut_buf_append_cstr(out, first ? "{" : ",{");
+        if (!js->compact) {
+            ut_buf_append_cstr(out, "\"el\":");
+            ut_buf_append_json_str(out, member_el);
+            ut_buf_append(out, ",", 1);
+        }
+        ut_buf_append_cstr(out, "\"name\":");
+        ut_buf_append_json_str(out, member_name);
+        if (en->state_set && member < 32)
+            json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
+        member++;
+        ut_buf_append(out, "}", 1);
+    }
+    ut_buf_append(out, "]", 1);
+    json_trusted(out, en);
+    json_times(out, js, "last_time", "last_ms", en->last_us);
+    json_outcome(out, en, js);
+}
+
+static void json_entry_change(ut_buf *out, const ut__entry *en, const json_style *js)
+{
+    bool sens = en->flags & UT__EF_SENS;
+    json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
+    if (!sens)
+        json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
+    json_el(out, js, ut__entry_field(en, UT__F_EL));
+    if (sens || !js->compact)
+        ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
+    if (en->flags & UT__EF_HAS_VALUE)
+        json_str_field(out, "value", ut__entry_field(en, UT__F_TEXT));
+    if (en->flags & UT__EF_HAS_LEN)
+        ut_buf_printf(out, ",\"len\":%" PRIu32, en->count);
+    if (en->flags & UT__EF_HAS_CHECKED)
+        ut_buf_printf(out, ",\"checked\":%s", en->flags & UT__EF_CHECKED ? "true" : "false");
+    json_trusted(out, en);
+}
+
+static void json_entry_app(ut_buf *out, const ut__entry *en)
+{
+    json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
+    if (en->detail != UT_LEVEL_NONE)
+        json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
+    json_str_field(out, "text", ut__entry_field(en, UT__F_TEXT));
+    json_key(out, "data");
+    ut_buf_append(out, "{", 1);
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), key, value;
+    for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
+        if (!first)
+            ut_buf_append(out, ",", 1);
+        ut_buf_append_json_str(out, key);
+        ut_buf_append(out, ":", 1);
+        ut_buf_append_json_str(out, value);
+    }
+    ut_buf_append(out, "}", 1);
+}
+
+static void json_entry_alert(ut_buf *out, const ut__entry *en)
+{
+    json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
+    if (en->detail != UT_LEVEL_NONE)
+        json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
+    json_str_field(out, "text", ut__entry_field(en, UT__F_TEXT));
+}
+
+static void json_entry_dialog(ut_buf *out, const ut__entry *en, const json_style *js)
+{
+    ut_str text = ut__entry_field(en, UT__F_TEXT);
+    ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
+    json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
+    json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
+    json_el(out, js, ut__entry_field(en, UT__F_EL));
+    if (text.len || !js->compact)
+        json_str_field(out, "text", text);
+}
+
+static void json_entry_nav(ut_buf *out, const ut__entry *en, const json_style *js)
+{
+    ut_str url = ut__entry_field(en, UT__F_TEXT);
+    if (!js->compact || en->detail != UT_NAV_LOAD)
+        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, en->detail)));
+    if (!js->compact)
+        json_str_field(out, "url", url);
+    json_str_field(out, "path", ut__url_path(url));
+    json_str_field(out, "title", ut__entry_field(en, UT__F_NAME));
+}
+
 static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     static const char *const kinds[] = {
@@ -780,108 +891,15 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
     };
     ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
     json_times(out, js, "time", "ms", en->time_us);
-    ut_str role = ut__entry_field(en, UT__F_ROLE);
-    ut_str name = ut__entry_field(en, UT__F_NAME);
-    ut_str el = ut__entry_field(en, UT__F_EL);
-    ut_str text = ut__entry_field(en, UT__F_TEXT);
-    bool sens = en->flags & UT__EF_SENS;
     switch ((ut__entry_kind)en->kind) {
-    case UT__E_CLICK:
-        json_str_field(out, "role", role);
-        if (!sens)
-            json_str_field(out, "name", name);
-        json_el(out, js, el);
-        json_ctx(out, en);
-        json_state(out, en->state_set, en->state_on);
-        if (en->sort != UT_SORT_UNSET)
-            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, en->sort)));
-        json_trusted(out, en);
-        json_click_flags(out, js, en);
-        json_outcome(out, en, js);
-        break;
-    case UT__E_BURST: {
-        json_str_field(out, "role", role);
-        json_ctx(out, en);
-        ut_buf_printf(out, ",\"count\":%" PRIu32 ",\"members\":[", en->count);
-        ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
-        uint32_t member = 0;
-        for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
-             first = false) {
-            ut_buf_append_cstr(out, first ? "{" : ",{");
-            if (!js->compact) {
-                ut_buf_append_cstr(out, "\"el\":");
-                ut_buf_append_json_str(out, member_el);
-                ut_buf_append(out, ",", 1);
-            }
-            ut_buf_append_cstr(out, "\"name\":");
-            ut_buf_append_json_str(out, member_name);
-            if (en->state_set && member < 32)
-                json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
-            member++;
-            ut_buf_append(out, "}", 1);
-        }
-        ut_buf_append(out, "]", 1);
-        json_trusted(out, en);
-        json_times(out, js, "last_time", "last_ms", en->last_us);
-        json_outcome(out, en, js);
-        break;
-    }
-    case UT__E_CHANGE:
-        json_str_field(out, "role", role);
-        if (!sens)
-            json_str_field(out, "name", name);
-        json_el(out, js, el);
-        if (sens || !js->compact)
-            ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
-        if (en->flags & UT__EF_HAS_VALUE)
-            json_str_field(out, "value", text);
-        if (en->flags & UT__EF_HAS_LEN)
-            ut_buf_printf(out, ",\"len\":%" PRIu32, en->count);
-        if (en->flags & UT__EF_HAS_CHECKED)
-            ut_buf_printf(out, ",\"checked\":%s", en->flags & UT__EF_CHECKED ? "true" : "false");
-        json_trusted(out, en);
-        break;
-    case UT__E_APP: {
-        json_str_field(out, "name", name);
-        if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
-        json_str_field(out, "text", text);
-        json_key(out, "data");
-        ut_buf_append(out, "{", 1);
-        ut_str list = ut__entry_field(en, UT__F_MEMBERS), key, value;
-        for (bool first = true; ut__list_next(&list, &key) && ut__list_next(&list, &value); first = false) {
-            if (!first)
-                ut_buf_append(out, ",", 1);
-            ut_buf_append_json_str(out, key);
-            ut_buf_append(out, ":", 1);
-            ut_buf_append_json_str(out, value);
-        }
-        ut_buf_append(out, "}", 1);
-        break;
-    }
-    case UT__E_ALERT:
-        json_str_field(out, "role", role);
-        if (en->detail != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, en->detail)));
-        json_str_field(out, "text", text);
-        break;
+    case UT__E_CLICK: json_entry_click(out, en, js); break;
+    case UT__E_BURST: json_entry_burst(out, en, js); break;
+    case UT__E_CHANGE: json_entry_change(out, en, js); break;
+    case UT__E_APP: json_entry_app(out, en); break;
+    case UT__E_ALERT: json_entry_alert(out, en); break;
     case UT__E_DIALOG_OPEN:
-    case UT__E_DIALOG_CLOSE:
-        ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
-        json_str_field(out, "role", role);
-        json_str_field(out, "name", name);
-        json_el(out, js, el);
-        if (text.len || !js->compact)
-            json_str_field(out, "text", text);
-        break;
-    case UT__E_NAV:
-        if (!js->compact || en->detail != UT_NAV_LOAD)
-            json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, en->detail)));
-        if (!js->compact)
-            json_str_field(out, "url", text);
-        json_str_field(out, "path", ut__url_path(text));
-        json_str_field(out, "title", name);
-        break;
+    case UT__E_DIALOG_CLOSE: json_entry_dialog(out, en, js); break;
+    case UT__E_NAV: json_entry_nav(out, en, js); break;
     }
     ut_buf_append(out, "}", 1);
 }
@@ -1046,6 +1064,78 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
     }
 }
 
+/* One function a kind of raw event for the SSE stream; ut_event_to_json
+ * writes what they share. */
+static void event_json_nav(ut_buf *out, const ut_event *ev)
+{
+    json_str_field(out, "url", ev->url);
+    json_str_field(out, "title", ev->title);
+    json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, ev->how)));
+    if (ev->has_tz)
+        ut_buf_printf(out, ",\"tz\":%" PRId32, ev->tz_min);
+}
+
+/* Clicks and changes share their target; then each adds its own. */
+static void event_json_input(ut_buf *out, const ut_event *ev)
+{
+    json_str_field(out, "role", ev->role);
+    if (!ev->sens)
+        json_str_field(out, "name", ev->name);
+    json_str_field(out, "el", ev->el);
+    ut_buf_printf(out, ",\"sens\":%s", ev->sens ? "true" : "false");
+    if (ev->untrusted)
+        ut_buf_append_cstr(out, ",\"trusted\":false");
+    if (ev->kind == UT_KIND_CLICK) {
+        if (!ev->sens)
+            json_event_ctx(out, &ev->ctx);
+        json_state(out, ev->state_set, ev->state_on);
+        if (ev->sort != UT_SORT_UNSET)
+            json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, ev->sort)));
+        return;
+    }
+    if (ev->has_value && !ev->sens)
+        json_str_field(out, "value", ev->value);
+    if (ev->has_len)
+        ut_buf_printf(out, ",\"len\":%" PRIu32, ev->len);
+    if (ev->has_checked)
+        ut_buf_printf(out, ",\"checked\":%s", ev->checked ? "true" : "false");
+}
+
+static void event_json_mutation(ut_buf *out, const ut_event *ev)
+{
+    ut_buf_printf(out, ",\"dom\":[%" PRIu32 ",%" PRIu32 "],\"recs\":[", ev->dom_elements,
+                  ev->dom_depth);
+    for (uint32_t i = 0; i < ev->nrecs; i++) {
+        const ut_mut_rec *r = &ev->recs[i];
+        ut_buf_append_cstr(out, i ? ",[" : "[");
+        ut_buf_append_json_str(out, r->el);
+        ut_buf_printf(out, ",%d,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]", (int)r->kind,
+                      r->depth, r->subtree, r->nodes, r->bytes);
+    }
+    ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
+    if (ev->dropped)
+        ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+}
+
+static void event_json_app(ut_buf *out, const ut_event *ev)
+{
+    json_str_field(out, "name", ev->name);
+    if (ev->text.len)
+        json_str_field(out, "text", ev->text);
+    if (ev->level != UT_LEVEL_NONE)
+        json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
+    json_key(out, "data");
+    ut_buf_append(out, "{", 1);
+    for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
+        if (i)
+            ut_buf_append(out, ",", 1);
+        ut_buf_append_json_str(out, ev->data[i].key);
+        ut_buf_append(out, ":", 1);
+        ut_buf_append_json_str(out, ev->data[i].value);
+    }
+    ut_buf_append(out, "}", 1);
+}
+
 ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
 {
     ut_buf_mark mark = ut_buf_begin(out);
@@ -1056,37 +1146,9 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
     if (ev->has_seq)
         ut_buf_printf(out, ",\"seq\":%" PRIu64, ev->seq);
     switch (ev->kind) {
-    case UT_KIND_NAV:
-        json_str_field(out, "url", ev->url);
-        json_str_field(out, "title", ev->title);
-        json_str_field(out, "how", ut_str_cstr(ENUM_NAME(ut_nav_how_names, ev->how)));
-        if (ev->has_tz)
-            ut_buf_printf(out, ",\"tz\":%" PRId32, ev->tz_min);
-        break;
+    case UT_KIND_NAV: event_json_nav(out, ev); break;
     case UT_KIND_CLICK:
-    case UT_KIND_CHANGE:
-        json_str_field(out, "role", ev->role);
-        if (!ev->sens)
-            json_str_field(out, "name", ev->name);
-        json_str_field(out, "el", ev->el);
-        ut_buf_printf(out, ",\"sens\":%s", ev->sens ? "true" : "false");
-        if (ev->untrusted)
-            ut_buf_append_cstr(out, ",\"trusted\":false");
-        if (ev->kind == UT_KIND_CLICK) {
-            if (!ev->sens)
-                json_event_ctx(out, &ev->ctx);
-            json_state(out, ev->state_set, ev->state_on);
-            if (ev->sort != UT_SORT_UNSET)
-                json_str_field(out, "sort", ut_str_cstr(ENUM_NAME(ut_sort_names, ev->sort)));
-            break;
-        }
-        if (ev->has_value && !ev->sens)
-            json_str_field(out, "value", ev->value);
-        if (ev->has_len)
-            ut_buf_printf(out, ",\"len\":%" PRIu32, ev->len);
-        if (ev->has_checked)
-            ut_buf_printf(out, ",\"checked\":%s", ev->checked ? "true" : "false");
-        break;
+    case UT_KIND_CHANGE: event_json_input(out, ev); break;
     case UT_KIND_ALERT:
         json_str_field(out, "role", ev->role);
         json_str_field(out, "text", ev->text);
@@ -1100,40 +1162,11 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         json_str_field(out, "el", ev->el);
         json_str_field(out, "text", ev->text);
         break;
-    case UT_KIND_MUTATION:
-        ut_buf_printf(out, ",\"dom\":[%" PRIu32 ",%" PRIu32 "],\"recs\":[", ev->dom_elements,
-                      ev->dom_depth);
-        for (uint32_t i = 0; i < ev->nrecs; i++) {
-            const ut_mut_rec *r = &ev->recs[i];
-            ut_buf_append_cstr(out, i ? ",[" : "[");
-            ut_buf_append_json_str(out, r->el);
-            ut_buf_printf(out, ",%d,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]", (int)r->kind,
-                          r->depth, r->subtree, r->nodes, r->bytes);
-        }
-        ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
-        if (ev->dropped)
-            ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
-        break;
+    case UT_KIND_MUTATION: event_json_mutation(out, ev); break;
     case UT_KIND_UNLOAD:
         ut_buf_printf(out, ",\"persisted\":%s", ev->persisted ? "true" : "false");
         break;
-    case UT_KIND_APP:
-        json_str_field(out, "name", ev->name);
-        if (ev->text.len)
-            json_str_field(out, "text", ev->text);
-        if (ev->level != UT_LEVEL_NONE)
-            json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
-        json_key(out, "data");
-        ut_buf_append(out, "{", 1);
-        for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
-            if (i)
-                ut_buf_append(out, ",", 1);
-            ut_buf_append_json_str(out, ev->data[i].key);
-            ut_buf_append(out, ":", 1);
-            ut_buf_append_json_str(out, ev->data[i].value);
-        }
-        ut_buf_append(out, "}", 1);
-        break;
+    case UT_KIND_APP: event_json_app(out, ev); break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }

@@ -14,11 +14,12 @@
  *   ingest.h               Forward ingest: the sink, the Forward stream, POST bodies
  *   notify.h               the engine observer's fan-out, the engine timer
  *   sse.h  waiters.h  static.h   event streams, stable waits, --demo's files
- *   http.h                 HTTP/1.1: requests, responses, deferral, hand-over
+ *   http.h  acks.h         HTTP/1.1: requests, responses, deferral, hand-over;
+ *                          acks sent at the end of the pass, after the recorder
  *   conn.h  recorder.h     a connection's common part and ops; recordings
  *   auth.h                 tokens, peer uid, Origin and Host
  *   config.h  metrics.h  defer.h   settings, counters, next-turn work
- *   log.h                  log lines and sanitized samples
+ *   log.h  tabset.h        log lines and sanitized samples; a set of tab ids
  *
  * Every .c of the daemon reads this struct for the context it shares
  * (loop, settings, engine, metrics, the response buffers) and touches no

@@ -500,26 +500,27 @@ void ut__http_arm_idle(ut__conn *c)
     ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
 }
 
+/* A request that did not come in time: counted, logged and answered 408,
+ * and the connection closed. `part` says which part was late. */
+static void request_timed_out(ut__conn *c, const char *part, uint32_t ms)
+{
+    char what[128], name[96];
+    c->d->m.dropped_timeout++;
+    snprintf(what, sizeof what, "the request %s did not arrive within %u ms", part, (unsigned)ms);
+    ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
+    ut__http_error(c, 408, what, true);
+}
+
 static void on_header_timeout(uv_timer_t *t)
 {
     ut__conn *c = t->data;
-    char what[128], name[96];
-    c->d->m.dropped_timeout++;
-    snprintf(what, sizeof what, "the request headers did not arrive within %u ms",
-             c->d->settings.header_timeout_ms);
-    ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
-    ut__http_error(c, 408, what, true);
+    request_timed_out(c, "headers", c->d->settings.header_timeout_ms);
 }
 
 static void on_body_timeout(uv_timer_t *t)
 {
     ut__conn *c = t->data;
-    char what[128], name[96];
-    c->d->m.dropped_timeout++;
-    snprintf(what, sizeof what, "the request body did not arrive within %u ms",
-             c->d->settings.idle_timeout_ms);
-    ut__log(UT__LOG_WARN, "%s: %s", ut__conn_name(c, name, sizeof name), what);
-    ut__http_error(c, 408, what, true);
+    request_timed_out(c, "body", c->d->settings.idle_timeout_ms);
 }
 
 /* ---- driving the parser ---- */

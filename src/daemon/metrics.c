@@ -47,8 +47,8 @@ static void counter_by(ut_buf *out, const char *name, const char *help, const ch
                   (unsigned long long)va, name, label, b, (unsigned long long)vb);
 }
 
-ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, const ut__gauges *g,
-                             ut_buf *out)
+/* Ingest: what came in, what was refused or dropped, and why. */
+static void render_ingest(const ut__metrics *m, const ut_engine_stats *es, ut_buf *out)
 {
     family(out, "uitrail_events_applied_total", "counter", "Events applied to the engine, by kind.");
     for (int k = 0; k < UT_KIND__COUNT; k++)
@@ -99,7 +99,11 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
     counter_by(out, "uitrail_protocol_errors_total",
                "Malformed input or a limit breach that closed a connection, by listener kind.", "proto",
                "forward", m->protocol_errors_ingest, "http", m->protocol_errors_http);
+}
 
+/* The engine's tabs, their bytes and their marks. */
+static void render_tabs(const ut_engine_stats *es, ut_buf *out)
+{
     gauge(out, "uitrail_tabs", "Tabs held by the engine.", es->tabs);
     counter_by(out, "uitrail_tab_evictions_total", "Tabs evicted, by cause.", "cause", "idle",
                es->evicted_idle, "cap", es->evicted_cap);
@@ -108,7 +112,11 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
                   (unsigned long long)es->evicted_memory);
     gauge(out, "uitrail_tab_bytes", "Bytes of tab state held, as --max-memory counts them.", es->tab_bytes);
     counter(out, "uitrail_marks_total", "Page-stability marks emitted.", es->marks);
+}
 
+/* Connections, HTTP answers and bytes on the wire. */
+static void render_connections(const ut__metrics *m, const ut__gauges *g, ut_buf *out)
+{
     gauge(out, "uitrail_connections", "Open connections.", g->connections);
     counter(out, "uitrail_connections_total", "Connections accepted.", m->connections_total);
     counter_by(out, "uitrail_connections_refused_total", "Connections refused, by cause.", "cause",
@@ -129,7 +137,11 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
     counter(out, "uitrail_http_responses_total", "HTTP responses sent.", m->http_requests);
     counter(out, "uitrail_trace_requests_total", "GET /v1/tabs/{tab}/trace requests served.",
             m->trace_requests);
+}
 
+/* Recordings (--record). */
+static void render_record(const ut__metrics *m, const ut__gauges *g, ut_buf *out)
+{
     counter(out, "uitrail_record_events_total", "Events written into recordings (--record).",
             m->record_events);
     counter(out, "uitrail_record_frames_total", "Recording frames written.", m->record_frames);
@@ -141,7 +153,11 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
             "Recording failures: a file that could not be created or written (that tab's recording "
             "stops), or an event that could not be recorded.",
             m->record_errors);
+}
 
+/* The trace answer's latency histogram. */
+static void render_trace_latency(const ut__metrics *m, ut_buf *out)
+{
     family(out, "uitrail_trace_duration_seconds", "histogram",
            "Time to build a trace answer.");
     uint64_t cumulative = 0;
@@ -156,5 +172,15 @@ ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, co
                   (double)m->trace_latency_sum_ns / 1e9);
     ut_buf_printf(out, "uitrail_trace_duration_seconds_count %llu\n",
                   (unsigned long long)m->trace_latency_count);
+}
+
+ut_status ut__metrics_render(const ut__metrics *m, const ut_engine_stats *es, const ut__gauges *g,
+                             ut_buf *out)
+{
+    render_ingest(m, es, out);
+    render_tabs(es, out);
+    render_connections(m, g, out);
+    render_record(m, g, out);
+    render_trace_latency(m, out);
     return out->oom ? UT_ENOMEM : UT_OK;
 }

@@ -615,7 +615,7 @@ static unsigned check_tabs_listing(const itest_daemon *d)
     size_t i;
     json_t *t;
     json_array_foreach(tabs, i, t) {
-        unsigned n;
+        unsigned n = INGEST_CONNS; /* out of range until the name gives it */
         const char *name = json_string_value(json_object_get(t, "tab"));
         if (!name || sscanf(name, "load-%4u", &n) != 1 || n >= INGEST_CONNS || seen[n])
             fail_msg("an unexpected or repeated tab in /v1/tabs: %s", name ? name : "(none)");

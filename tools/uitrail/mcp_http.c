@@ -7,7 +7,6 @@
 #include "mcp.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,34 +36,16 @@ static void set_state(ut__mcp_http *h, ut__mcp_http_state state, const char *fmt
     }
 }
 
-/* Reads the bearer token: one line of at most UT_TOKEN_MAX_BYTES. */
+/* Reads the bearer token as uitraild reads its --token-file: one line of
+ * 1 to UT_TOKEN_MAX_BYTES printable ASCII bytes. */
 static bool read_token(const ut__mcp_daemon *d, char *out, size_t cap, char *err, size_t errlen)
 {
-    int fd = open(d->token_file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot read uitraild's token file %.600s: %s", d->token_file, strerror(errno));
-        return false;
-    }
-    ssize_t n;
-    do
-        n = read(fd, out, cap - 1);
-    while (n < 0 && errno == EINTR);
-    int saved = errno;
-    close(fd);
-    if (n < 0) {
-        snprintf(err, errlen, "cannot read uitraild's token file %.600s: %s", d->token_file, strerror(saved));
-        return false;
-    }
-    size_t len = (size_t)n;
-    while (len && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' '))
-        len--;
-    out[len] = '\0';
-    if (len == 0 || strpbrk(out, "\r\n")) {
-        snprintf(err, errlen, "uitraild's token file %.600s does not hold one token of 1 to %d bytes",
-                 d->token_file, UT_TOKEN_MAX_BYTES);
-        return false;
-    }
-    return true;
+    char why[160];
+    size_t len;
+    if (ut_secret_file_read(d->token_file, out, cap, &len, why, sizeof why) == UT_OK)
+        return true;
+    snprintf(err, errlen, "cannot read uitraild's token file %.500s: %.150s", d->token_file, why);
+    return false;
 }
 
 static int on_body(http_parser *p, const char *at, size_t len)
@@ -137,7 +118,7 @@ void ut__mcp_http_start(ut__mcp_http *h, const ut__mcp_daemon *d, const char *ta
         h->state = UT__MCP_HTTP_FAILED;
         return;
     }
-    char token[UT_TOKEN_MAX_BYTES + 2] = "";
+    char token[UT_TOKEN_MAX_BYTES + 1] = "";
     if (d->tcp && !read_token(d, token, sizeof token, h->error, sizeof h->error)) {
         h->state = UT__MCP_HTTP_UNREACHABLE;
         return;

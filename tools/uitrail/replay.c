@@ -392,12 +392,12 @@ typedef struct replay_args {
 /* --stab-NAME for every scorer parameter, as uitraild names them. */
 static char stab_names[UT_STAB_PARAM_COUNT][UT_STAB_PARAM_OPTION_MAX];
 
-/* Parses the options and FILE into `r` and `a`. Returns UT_CLI_OK, or
- * the exit status of a bad command line (said on stderr). */
-static int replay_parse(const ut_cli_command *self, int argc, char **argv, replay *r, replay_args *a)
+enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT,
+       OPT_STAB /* + the row of UT_STAB_PARAM_TABLE */ };
+
+/* replay's options: its own, then --stab-NAME a row of the scorer's table. */
+static const struct option *replay_options(void)
 {
-    enum { OPT_TAB = 256, OPT_FORMAT, OPT_LIMIT, OPT_MAX_TOKENS, OPT_FRAMED, OPT_RING, OPT_DEBOUNCE, OPT_MODEL, OPT_AT,
-           OPT_STAB /* + the row of UT_STAB_PARAM_TABLE */ };
     enum { N_FIXED = 9 };
     static struct option options[N_FIXED + UT_STAB_PARAM_COUNT + 1] = {
         {"tab", required_argument, NULL, OPT_TAB},
@@ -414,80 +414,97 @@ static int replay_parse(const ut_cli_command *self, int argc, char **argv, repla
         ut_stab_param_option(&ut_stab_param_table[k], stab_names[k], sizeof stab_names[k]);
         options[N_FIXED + k] = (struct option){stab_names[k], required_argument, NULL, OPT_STAB + (int)k};
     }
+    return options;
+}
+
+/* Takes one option `opt` (its argument in optarg) into `r` and `a`.
+ * Returns UT_CLI_OK, or the exit status of a bad command line. */
+static int replay_option(const ut_cli_command *self, int opt, char **argv, replay *r, replay_args *a)
+{
+    switch (opt) {
+    case OPT_TAB:
+        if (optarg[0] == '\0' || strlen(optarg) > UT_TAB_MAX_BYTES)
+            return ut_cli_usage_error(self, "--tab wants a tab id of 1 to %d bytes", UT_TAB_MAX_BYTES);
+        r->only_tab = optarg;
+        return UT_CLI_OK;
+    case OPT_FORMAT:
+        if (strcmp(optarg, "text") == 0)
+            r->format = OUT_TEXT;
+        else if (strcmp(optarg, "json") == 0)
+            r->format = OUT_JSON;
+        else if (strcmp(optarg, "compact") == 0)
+            r->format = OUT_COMPACT;
+        else if (strcmp(optarg, "marks") == 0)
+            r->format = OUT_MARKS;
+        else
+            return ut_cli_usage_error(self, "--format '%s': use text, json, compact or marks", optarg);
+        return UT_CLI_OK;
+    case OPT_LIMIT:
+        if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &a->opts.limit))
+            return ut_cli_usage_error(self, "--limit '%s': use a number from 1 to %d", optarg, UT_TRACE_LIMIT_MAX);
+        return UT_CLI_OK;
+    case OPT_MAX_TOKENS:
+        if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_MAX_TOKENS_MAX, &a->opts.max_tokens))
+            return ut_cli_usage_error(self, "--max-tokens '%s': use a number from 1 to %d", optarg,
+                                      UT_TRACE_MAX_TOKENS_MAX);
+        return UT_CLI_OK;
+    case OPT_FRAMED:
+        a->opts.framed = true;
+        return UT_CLI_OK;
+    case OPT_RING:
+        if (!ut_cli_parse_u32(optarg, UT_RING_MIN, UT_RING_MAX, &a->cfg.ring_size))
+            return ut_cli_usage_error(self, "--ring '%s': use a number from %d to %d", optarg, UT_RING_MIN,
+                                      UT_RING_MAX);
+        a->ring_given = true;
+        return UT_CLI_OK;
+    case OPT_DEBOUNCE:
+        if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &a->cfg.debounce_ms))
+            return ut_cli_usage_error(self, "--debounce-ms '%s': use a number from 0 to %d", optarg,
+                                      UT_DEBOUNCE_MAX_MS);
+        a->debounce_given = true;
+        return UT_CLI_OK;
+    case OPT_MODEL: {
+        ut_stab_model model;
+        if (ut_stab_model_from_name(optarg, &model) != UT_OK)
+            return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
+        ut_stab_params_defaults_for(&a->cfg.stab, model);
+        a->model_given = true;
+        return UT_CLI_OK;
+    }
+    case OPT_AT:
+        if (!parse_at(optarg, &r->at_us))
+            return ut_cli_usage_error(self, "--at '%s': use an ISO 8601 UTC time like 2024-05-14T13:31:58Z or "
+                                      "milliseconds since the epoch", optarg);
+        r->has_at = true;
+        return UT_CLI_OK;
+    default:
+        if (opt >= OPT_STAB && opt < OPT_STAB + (int)UT_STAB_PARAM_COUNT) {
+            size_t k = (size_t)(opt - OPT_STAB);
+            char why[160];
+            if (ut_stab_param_parse(&ut_stab_param_table[k], optarg, &a->stab_value[k], why, sizeof why) !=
+                UT_OK)
+                return ut_cli_usage_error(self, "--%s '%s': %s", stab_names[k], optarg, why);
+            a->stab_given[k] = true;
+            return UT_CLI_OK;
+        }
+        return ut_cli_option_error(self, opt, argv);
+    }
+}
+
+/* Parses the options and FILE into `r` and `a`. Returns UT_CLI_OK, or
+ * the exit status of a bad command line (said on stderr). */
+static int replay_parse(const ut_cli_command *self, int argc, char **argv, replay *r, replay_args *a)
+{
+    const struct option *options = replay_options();
     *a = (replay_args){.opts = UT_TRACE_OPTS_DEFAULT};
     ut_config_defaults(&a->cfg);
     optind = 1;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case OPT_TAB:
-            if (optarg[0] == '\0' || strlen(optarg) > UT_TAB_MAX_BYTES)
-                return ut_cli_usage_error(self, "--tab wants a tab id of 1 to %d bytes", UT_TAB_MAX_BYTES);
-            r->only_tab = optarg;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                r->format = OUT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                r->format = OUT_JSON;
-            else if (strcmp(optarg, "compact") == 0)
-                r->format = OUT_COMPACT;
-            else if (strcmp(optarg, "marks") == 0)
-                r->format = OUT_MARKS;
-            else
-                return ut_cli_usage_error(self, "--format '%s': use text, json, compact or marks", optarg);
-            break;
-        case OPT_LIMIT:
-            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_LIMIT_MAX, &a->opts.limit))
-                return ut_cli_usage_error(self, "--limit '%s': use a number from 1 to %d", optarg, UT_TRACE_LIMIT_MAX);
-            break;
-        case OPT_MAX_TOKENS:
-            if (!ut_cli_parse_u32(optarg, 1, UT_TRACE_MAX_TOKENS_MAX, &a->opts.max_tokens))
-                return ut_cli_usage_error(self, "--max-tokens '%s': use a number from 1 to %d", optarg,
-                                          UT_TRACE_MAX_TOKENS_MAX);
-            break;
-        case OPT_FRAMED:
-            a->opts.framed = true;
-            break;
-        case OPT_RING:
-            if (!ut_cli_parse_u32(optarg, UT_RING_MIN, UT_RING_MAX, &a->cfg.ring_size))
-                return ut_cli_usage_error(self, "--ring '%s': use a number from %d to %d", optarg, UT_RING_MIN,
-                                          UT_RING_MAX);
-            a->ring_given = true;
-            break;
-        case OPT_DEBOUNCE:
-            if (!ut_cli_parse_u32(optarg, 0, UT_DEBOUNCE_MAX_MS, &a->cfg.debounce_ms))
-                return ut_cli_usage_error(self, "--debounce-ms '%s': use a number from 0 to %d", optarg,
-                                          UT_DEBOUNCE_MAX_MS);
-            a->debounce_given = true;
-            break;
-        case OPT_MODEL: {
-            ut_stab_model model;
-            if (ut_stab_model_from_name(optarg, &model) != UT_OK)
-                return ut_cli_usage_error(self, "--model '%s': use uitrail or domquake", optarg);
-            ut_stab_params_defaults_for(&a->cfg.stab, model);
-            a->model_given = true;
-            break;
-        }
-        case OPT_AT:
-            if (!parse_at(optarg, &r->at_us))
-                return ut_cli_usage_error(self, "--at '%s': use an ISO 8601 UTC time like 2024-05-14T13:31:58Z or "
-                                          "milliseconds since the epoch", optarg);
-            r->has_at = true;
-            break;
-        default:
-            if (opt >= OPT_STAB && opt < OPT_STAB + (int)UT_STAB_PARAM_COUNT) {
-                size_t k = (size_t)(opt - OPT_STAB);
-                char why[160];
-                if (ut_stab_param_parse(&ut_stab_param_table[k], optarg, &a->stab_value[k], why, sizeof why) !=
-                    UT_OK)
-                    return ut_cli_usage_error(self, "--%s '%s': %s", stab_names[k], optarg, why);
-                a->stab_given[k] = true;
-                break;
-            }
-            return ut_cli_option_error(self, opt, argv);
-        }
+        int rc = replay_option(self, opt, argv, r, a);
+        if (rc != UT_CLI_OK)
+            return rc;
     }
     if (optind >= argc)
         return ut_cli_usage_error(self, "missing FILE (use - for standard input)");
