@@ -1113,6 +1113,8 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
         if (ev->dropped)
             ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+        if (ev->loaded)
+            ut_buf_append_cstr(out, ",\"loaded\":true");
         break;
     case UT_KIND_UNLOAD:
         ut_buf_printf(out, ",\"persisted\":%s", ev->persisted ? "true" : "false");
