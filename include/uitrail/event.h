@@ -168,6 +168,7 @@ typedef struct ut_event {
     uint32_t nrecs;
     uint32_t busy;
     uint32_t dropped;
+    bool loaded; /* the document finished loading with nothing pending */
 } ut_event;
 
 /* Text helpers of the core, used by every producer of events. */

@@ -1,8 +1,9 @@
 /* The page-stability scorer: one per tab, pure (no clock, no I/O).
  *
  * INPUT. Each `uitrail.mutation` flush carries the page size [elements,
- * depth], a loading-indicator count `busy`, and one record per mutated
- * target: [el, kind, depth, subtree, nodes, bytes] (protocol §1).
+ * depth], a loading-indicator count `busy`, one record per mutated
+ * target: [el, kind, depth, subtree, nodes, bytes], and on one flush of a
+ * document a `loaded` flag (protocol §1).
  *
  * RECORD WEIGHT (both models; DOMQuake's published formula). A record on a
  * target at depth d with `subtree` descendants, in a page of E elements and
@@ -89,6 +90,12 @@
  *     a forever-spinner stops blocking at the cap. A page's first stable
  *     mark, once a significant flush rendered something, takes
  *     load_quiet_ms instead of quiet_ms.
+ *   - Loaded: a flush marked `loaded` with busy 0 (the sender saw the
+ *     document finish loading with nothing pending) before the page's
+ *     first stable mark counts as its render: a static page, which has
+ *     nothing to flush after the sender starts, settles load_quiet_ms
+ *     after it instead of quiet_ms after the page load. It moves the
+ *     last significant flush to its time, never back.
  *   - The reported intensity is max(W, the previous one decayed with
  *     decay_half_life_ms), decayed to the time asked.
  *
@@ -203,7 +210,8 @@ struct ut_stab {
     int64_t action_us;        /* the latest user action still awaiting its settle; NO_TIME when none */
     bool action_answered;     /* a significant flush answered it: its settle ends it */
     bool page_settled;        /* the current page had its first stable mark */
-    bool page_rendered;       /* the current page had a significant flush */
+    bool page_ready;          /* the current page had a significant flush, or its
+                               * document finished loading with nothing pending */
 
     /* DOMQuake model */
     int64_t dq_next_tick;     /* number of the next tick to run */
@@ -536,7 +544,7 @@ static void page_reset(ut_stab *s, int64_t t)
     s->action_us = NO_TIME;
     s->action_answered = false;
     s->page_settled = false;
-    s->page_rendered = false;
+    s->page_ready = false;
     s->dq_next_tick = 0;
     s->dq_decayed = DQ_INITIAL_DECAYED;
     s->dq_rel = 0.0;
@@ -680,12 +688,12 @@ static double level_at(const ut_stab *s, int64_t t)
 
 static int64_t ui_stable_due(const ut_stab *s)
 {
-    /* A page's first settle, once it rendered something, needs less quiet
-     * than a later one: nothing is known to be in flight then (a click's
-     * request, a dialog's data). Before its first render the page gets
-     * the full quiet_ms: a load the first paint has not followed yet is
-     * not a settled page. */
-    uint32_t quiet_ms = s->page_settled || !s->page_rendered ? s->p.quiet_ms : s->p.load_quiet_ms;
+    /* A page's first settle, once it rendered something or its document
+     * finished loading, needs less quiet than a later one: nothing is
+     * known to be in flight then (a click's request, a dialog's data).
+     * Before either the page gets the full quiet_ms: a load the first
+     * paint has not followed yet is not a settled page. */
+    uint32_t quiet_ms = s->page_settled || !s->page_ready ? s->p.quiet_ms : s->p.load_quiet_ms;
     int64_t due = ut__add_sat(s->last_significant_us, (int64_t)quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
         due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
@@ -814,7 +822,16 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
     if (significant || busy_ends || busy_starts)
         s->last_significant_us = t;
     if (significant)
-        s->page_rendered = true;
+        s->page_ready = true;
+    if (ev->loaded && !s->page_settled && ev->busy == 0) {
+        /* The sender saw the document finish loading with nothing pending
+         * (protocol: `loaded`): a page that rendered nothing since it
+         * started, a static one, settles load_quiet_ms from now if its DOM
+         * stays quiet. From now, not from its last render: a load handler
+         * that starts work gets that long to show it. */
+        s->page_ready = true;
+        s->last_significant_us = max_i64(s->last_significant_us, t);
+    }
     if (caused && significant)
         s->action_answered = true;
     if (s->state == UT_PAGE_STABLE && caused && (significant || busy_starts)) {

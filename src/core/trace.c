@@ -1115,6 +1115,8 @@ static void event_json_mutation(ut_buf *out, const ut_event *ev)
     ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
     if (ev->dropped)
         ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+    if (ev->loaded)
+        ut_buf_append_cstr(out, ",\"loaded\":true");
 }
 
 static void event_json_app(ut_buf *out, const ut_event *ev)

@@ -1034,6 +1034,114 @@ static void test_stability_initial_state_and_page_load(void **state)
     ut_stab_free(s);
 }
 
+/* The sender's record that the document finished loading with nothing
+ * pending: no records, `busy` indicators, `loaded` set. */
+static void loaded_flush(ut_stab *s, int64_t t, uint32_t busy, mark_log *log)
+{
+    ut_event ev = mutation(t, 1500, 18, NULL, 0, busy);
+    ev.loaded = true;
+    ut_stab_mutation(s, &ev, log_mark, log);
+}
+
+/* A static page: the sender starts after the page was parsed, so nothing
+ * flushes, and its document is loaded 30 ms after the page load. Stable
+ * load_quiet_ms (100) after that record, where without it the page waits
+ * quiet_ms (200) from the page load. DOMQuake ignores the flag. */
+static void test_stability_loaded_static_page_settles_fast(void **state)
+{
+    (void)state;
+    ut_stab *s = new_scorer(UT_STAB_MODEL_UITRAIL);
+    mark_log log = {0};
+    ut_stab_page_load(s, T0, log_mark, &log);
+    loaded_flush(s, T0 + 30 * MS, 0, &log);
+    assert_int_equal(ut_stab_next_deadline(s), T0 + 130 * MS);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &log);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.marks[0].state, UT_PAGE_STABLE);
+    assert_int_equal(log.marks[0].time_us, T0 + 130 * MS);
+    ut_stab_free(s);
+
+    mark_log with = {0}, without = {0};
+    s = new_scorer(UT_STAB_MODEL_DOMQUAKE);
+    ut_stab_page_load(s, T0, log_mark, &with);
+    loaded_flush(s, T0 + 30 * MS, 0, &with);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &with);
+    ut_stab_free(s);
+    s = new_scorer(UT_STAB_MODEL_DOMQUAKE);
+    ut_stab_page_load(s, T0, log_mark, &without);
+    ut_event plain = mutation(T0 + 30 * MS, 1500, 18, NULL, 0, 0);
+    ut_stab_mutation(s, &plain, log_mark, &without);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &without);
+    ut_stab_free(s);
+    assert_int_equal(with.n, 1);
+    assert_int_equal(without.n, 1);
+    assert_int_equal(with.marks[0].time_us, without.marks[0].time_us);
+}
+
+/* The loaded record starts the quiet time, never ends it: a render that
+ * ended 50 ms before it gets 100 ms from the record (T0 + 294), not from
+ * the render (T0 + 244); a load handler that renders after it (T0 + 400 to
+ * T0 + 464) gets 100 ms from its last frame. */
+static void test_stability_loaded_starts_the_quiet(void **state)
+{
+    (void)state;
+    ut_stab *s = new_scorer(UT_STAB_MODEL_UITRAIL);
+    mark_log log = {0};
+    ut_stab_page_load(s, T0, log_mark, &log);
+    int64_t end = render(s, T0 + 80 * MS, 5, 0, &log);
+    assert_int_equal(end, T0 + 144 * MS);
+    loaded_flush(s, end + 50 * MS, 0, &log);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &log);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.marks[0].time_us, T0 + 294 * MS);
+    ut_stab_free(s);
+
+    s = new_scorer(UT_STAB_MODEL_UITRAIL);
+    log = (mark_log){0};
+    ut_stab_page_load(s, T0, log_mark, &log);
+    loaded_flush(s, T0 + 30 * MS, 0, &log);
+    end = render(s, T0 + 400 * MS, 5, 0, &log);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &log);
+    /* Stable at T0 + 130, then the render is a transition of its own. */
+    assert_int_equal(log.n, 3);
+    assert_int_equal(log.marks[0].time_us, T0 + 130 * MS);
+    assert_int_equal(log.marks[1].state, UT_PAGE_CHANGING);
+    assert_int_equal(log.marks[1].time_us, T0 + 400 * MS);
+    assert_int_equal(log.marks[2].time_us, end + 200 * MS);
+    ut_stab_free(s);
+}
+
+/* What `loaded` does not do: with a loading indicator on the page it is
+ * ignored (a spinner that goes at T0 + 500 by an attribute change leaves
+ * a page that never rendered: quiet_ms from then, T0 + 700), and after the
+ * page's first stable mark a late one is ignored (a later change waits
+ * quiet_ms). */
+static void test_stability_loaded_ignored_while_busy_or_settled(void **state)
+{
+    (void)state;
+    ut_stab *s = new_scorer(UT_STAB_MODEL_UITRAIL);
+    mark_log log = {0};
+    ut_stab_page_load(s, T0, log_mark, &log);
+    loaded_flush(s, T0 + 30 * MS, 1, &log);
+    flush1(s, T0 + 500 * MS, rec("#spinner", UT_MUT_ATTRIBUTES, 4, 0, 0, 0), 0, &log);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &log);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.marks[0].time_us, T0 + 700 * MS);
+    ut_stab_free(s);
+
+    s = new_scorer(UT_STAB_MODEL_UITRAIL);
+    log = (mark_log){0};
+    int64_t first = settled_page(s, &log);
+    assert_int_equal(first, T0 + 100 * MS);
+    int64_t end = render(s, T0 + 2 * SEC, 3, 0, &log);
+    loaded_flush(s, end + 10 * MS, 0, &log);
+    ut_stab_advance(s, T0 + 5 * SEC, log_mark, &log);
+    assert_int_equal(log.n, 3);
+    assert_int_equal(log.marks[1].state, UT_PAGE_CHANGING);
+    assert_int_equal(log.marks[2].time_us, end + 200 * MS);
+    ut_stab_free(s);
+}
+
 /* Without a page load, the first flush starts the page. */
 static void test_stability_starts_on_first_flush(void **state)
 {
@@ -1445,6 +1553,9 @@ int main(void)
         cmocka_unit_test(test_stability_leaf_floor),
         cmocka_unit_test(test_stability_click_responses),
         cmocka_unit_test(test_stability_initial_state_and_page_load),
+        cmocka_unit_test(test_stability_loaded_static_page_settles_fast),
+        cmocka_unit_test(test_stability_loaded_starts_the_quiet),
+        cmocka_unit_test(test_stability_loaded_ignored_while_busy_or_settled),
         cmocka_unit_test(test_stability_starts_on_first_flush),
         cmocka_unit_test(test_stability_late_event_is_clamped),
         cmocka_unit_test(test_stability_status_intensity_decays),

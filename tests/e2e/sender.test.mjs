@@ -105,6 +105,40 @@ const EMPTY_MAIN_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title
     setTimeout(() => { document.getElementById('main').innerHTML = '<h2>Customers</h2><p>8 customers</p>'; }, 400);
   }
 </script></body></html>`;
+// A page whose load handler adds an image, served ?img=N ms later (none
+// without ?img): the document is loaded with nothing pending only once
+// that image is. The page notes when its load event and the image came.
+const LOADED_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Loaded</title>
+<link rel="icon" href="data:,">${IMPORT_MAP}</head><body>
+<main><h1>Loaded</h1><p>A page with an image its load handler adds.</p><img id="late" alt=""></main>
+<script>
+  window.addEventListener('load', () => {
+    window.loadAt = performance.now();
+    const ms = new URLSearchParams(location.search).get('img');
+    if (ms === null) return;
+    const img = document.getElementById('late');
+    img.addEventListener('load', () => { window.imageAt = performance.now(); });
+    img.src = '/test/slow.svg?ms=' + ms;
+  });
+</script>
+<script type="module">
+  import uitrail from '/sender/uitrail.js';
+  window.records = [];
+  window.tracker = uitrail.start({
+    url: 'http://127.0.0.1:9', transport: 'http',
+    onRecord: (tag, record) => window.records.push({ tag, record: JSON.parse(JSON.stringify(record)), at: performance.now() }),
+  });
+</script></body></html>`;
+
+/** A tiny SVG image, sent ?ms=N milliseconds after it was asked for. */
+function slowImage(url, response) {
+  setTimeout(() => {
+    response.writeHead(200, { 'content-type': 'image/svg+xml', 'cache-control': 'no-store' });
+    response.end('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>');
+  }, Number(url.searchParams.get('ms')) || 0);
+}
+
+const isLoaded = (r) => r.tag === 'uitrail.mutation' && r.record.loaded === true;
 const skip = chromiumMissing();
 
 describe('sender', { skip: skip || false }, () => {
@@ -115,7 +149,10 @@ describe('sender', { skip: skip || false }, () => {
     server = await startStaticServer({
       capture: true,
       config: { transport: 'websocket', ingestToken: 'ingest-secret-1' },
-      pages: { '/test/cases.html': CASES_PAGE, '/test/empty-main.html': EMPTY_MAIN_PAGE },
+      pages: {
+        '/test/cases.html': CASES_PAGE, '/test/empty-main.html': EMPTY_MAIN_PAGE,
+        '/test/loaded.html': LOADED_PAGE, '/test/slow.svg': slowImage,
+      },
     });
     browser = await launchBrowser();
   });
@@ -332,8 +369,9 @@ describe('sender', { skip: skip || false }, () => {
   test('test_sender_empty_main_is_loading', async () => {
     const page = await browser.newPage();
     await page.goto(`${server.origin}/test/empty-main.html`);
-    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation').length >= 2, null, { timeout: 3000 });
-    const [initial, filled] = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation').map((r) => r.record));
+    // (The record that the document loaded is not one of them.)
+    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation' && !r.record.loaded).length >= 2, null, { timeout: 3000 });
+    const [initial, filled] = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation' && !r.record.loaded).map((r) => r.record));
     assert.equal(initial.busy, 1, 'the empty main landmark counts as a loading indicator');
     assert.ok(filled.recs.length > 0);
     assert.equal(filled.busy, 0, 'not loading once the main landmark has content');
@@ -345,12 +383,42 @@ describe('sender', { skip: skip || false }, () => {
     await page.goto(`${server.origin}/test/empty-main.html?stay`);
     // EMPTY_MAIN_MAX_MS (5000) after the page started, a record says the
     // main landmark, still empty, no longer counts.
-    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation').length >= 2, null, { timeout: 8000 });
-    const mutations = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation'));
+    await page.waitForFunction(() => window.records?.filter((r) => r.tag === 'uitrail.mutation' && !r.record.loaded).length >= 2, null, { timeout: 8000 });
+    const mutations = await page.evaluate(() => window.records.filter((r) => r.tag === 'uitrail.mutation' && !r.record.loaded));
     assert.equal(mutations[0].record.busy, 1);
     assert.deepEqual(mutations[1].record.recs, []);
     assert.equal(mutations[1].record.busy, 0);
     assert.ok(mutations[1].at >= 5000, `the lapse came at ${mutations[1].at} ms`);
+    await page.close();
+  });
+
+  test('test_sender_loaded_once_after_the_load_event', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/test/loaded.html`);
+    await page.waitForFunction(() => window.records?.some((r) => r.tag === 'uitrail.mutation' && r.record.loaded), null, { timeout: 5000 });
+    await sleep(300);
+    const { records, loadAt } = await page.evaluate(() => ({ records: window.records, loadAt: window.loadAt }));
+    const loaded = records.filter(isLoaded);
+    assert.equal(loaded.length, 1, 'one loaded record per document');
+    assert.deepEqual(loaded[0].record.recs, []);
+    assert.equal(loaded[0].record.busy, 0);
+    assert.ok(loaded[0].record.dom[0] > 1);
+    assert.ok(loadAt !== undefined && loaded[0].at >= loadAt, 'sent after the load event');
+    assert.ok(records.every((r) => r.tag !== 'uitrail.mutation' || r.record.loaded === undefined || r === loaded[0]));
+    await page.close();
+  });
+
+  test('test_sender_loaded_waits_for_a_pending_image', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/test/loaded.html?img=700`);
+    await page.waitForFunction(() => window.records?.some((r) => r.tag === 'uitrail.mutation' && r.record.loaded), null, { timeout: 5000 });
+    const { records, imageAt } = await page.evaluate(() => ({ records: window.records, imageAt: window.imageAt }));
+    const loaded = records.filter(isLoaded);
+    assert.equal(loaded.length, 1);
+    assert.ok(imageAt !== undefined && loaded[0].at >= imageAt, 'sent once the image the load handler added had loaded');
+    // What the load handler changed (the image's src) was flushed before.
+    const srcFlush = records.findIndex((r) => r.tag === 'uitrail.mutation' && r.record.recs.some((rec) => rec[1] === 1));
+    assert.ok(srcFlush >= 0 && srcFlush < records.indexOf(loaded[0]), 'the load handler\'s change comes first');
     await page.close();
   });
 

@@ -142,6 +142,10 @@ def record_seeds():
     s["invalid-utf8"] = bytes([3]) + pack({"tab": "t\udcff", "role": "log", "text": "a\udcc0\udcafb"})
     s["many-cells"] = bytes([1]) + pack({"tab": "t", "role": "row", "name": "r", "el": "r",
                                           "ctx": {"kind": "row", "cells": ["c%d" % i for i in range(20)]}})
+    s["loaded"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0, "recs": [],
+                                                          "loaded": True})
+    s["loaded-not-bool"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
+                                                                   "recs": [], "loaded": 1})
     s["many-recs"] = bytes([5]) + pack({"tab": "t", "dom": [1, 1], "busy": 0,
                                          "recs": [["e%d" % i, 1, 1, 1, 1, 1] for i in range(520)]})
     s["long-text"] = bytes([4]) + pack({"tab": "t", "state": "open", "role": "dialog", "el": "d",

@@ -40,6 +40,10 @@ static const wt_record_case good_records[] = {
     {"mutation", "{\"tab\":\"t\",\"dom\":[1200,14],\"recs\":[[\"main\",0,3,40,5,900],[\"p\",2,9,0,1,90000]],"
                  "\"busy\":1,\"dropped\":4}",
      "dom=1200/14 busy=1 dropped=4 recs=2 rec=\"main\":0:3:40:5:900 rec=\"p\":2:9:0:1:50000"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"loaded\":true}",
+     "dom=12/4 busy=0 dropped=0 recs=0 loaded"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"loaded\":false}",
+     "dom=12/4 busy=0 dropped=0 recs=0"},
     {"close", "{\"tab\":\"t\",\"rt\":1718000000500000}", "event close t=1718000000000000 rt=1718000000500000 tab=\"t\""},
 };
 
@@ -100,6 +104,8 @@ static const wt_record_case bad_records[] = {
      "reject wrong_type: uitrail.mutation: field \"dom\" must be [elements, depth]"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"recs\":[]}", "reject missing_field: uitrail.mutation: field \"busy\" is missing"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0}", "reject missing_field: uitrail.mutation: field \"recs\" is missing"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"loaded\":1}",
+     "reject wrong_type: uitrail.mutation: field \"loaded\" must be a boolean, not an integer"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[\"a\",0,1,1,1]]}",
      "reject wrong_type: uitrail.mutation: field \"recs[0]\" must be [el, kind, depth, subtree, nodes, bytes]"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[\"a\",0,1,1,1,1],[\"b\",3,1,1,1,1]]}",

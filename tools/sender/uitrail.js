@@ -13,6 +13,7 @@
 //                       click state, dialog snapshots, sensitivity
 //   lib/ephemera.js     dialogs, menus, tooltips; alerts and live regions
 //   lib/navigation.js   navigations, titles, unload and back/forward cache
+//   lib/loading.js      the document loaded with nothing pending
 //   lib/frames.js       one tracker per tab: frames hand off to the top one
 //   lib/app-events.js   host events (tracker.emit)
 //   lib/dom.js          text, the composed tree, the ignore rule

@@ -129,6 +129,10 @@ export async function startStaticServer({ config = {}, capture = false, pages = 
   const state = { ackChunks: true, connections: 0, protocols: [], payloads: [] };
   const server = createServer((request, response) => {
     const url = new URL(request.url, 'http://localhost');
+    if (typeof pages[url.pathname] === 'function') {
+      pages[url.pathname](url, response);
+      return;
+    }
     if (url.pathname in pages) {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(pages[url.pathname]);

@@ -47,6 +47,10 @@ export const LIMITS = Object.freeze({
   NAV_TITLE_WAIT_MS: 400,
   // Shadow roots observed per tracker; beyond it new ones are not observed.
   SHADOW_ROOTS_MAX: 2000,
+  // The sender reports the document loaded (fonts and images included) at
+  // most this long after it started; a page still loading then gets no
+  // such report and settles by the daemon's ordinary rules.
+  LOADED_WAIT_MAX_MS: 10000,
   // A sender in a same-origin iframe waits at most this long after the top
   // page loaded for the top page's tracker before it runs on its own.
   FRAME_HANDOFF_WAIT_MS: 1000,

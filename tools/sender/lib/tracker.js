@@ -7,6 +7,7 @@ import { createEphemera } from './ephemera.js';
 import { announceTopTracker, frameHandle, topTracker } from './frames.js';
 import { createInteraction } from './interaction.js';
 import { createNavigation } from './navigation.js';
+import { whenLoaded } from './loading.js';
 import { createObservation } from './observation.js';
 import { randomId, readSavedTab } from './storage.js';
 import { createTransport } from './transport.js';
@@ -136,6 +137,13 @@ function startTracker(options) {
     // still empty then, no flush would tell the daemon it stopped counting.
     const lapse = observation.emptyMainLapsesIn();
     if (lapse) setTimeout(() => { if (!stopped && observation.mainIsEmpty()) snapshot(); }, lapse);
+    // The document loaded with nothing pending: what the page did until
+    // then is flushed first, so the record comes after it.
+    cleanups.push(whenLoaded(document, () => {
+      if (stopped) return;
+      observation.flushNow();
+      transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], busy: observation.countBusy(), loaded: true }, nowMs());
+    }));
   }
 
   const handle = {
