@@ -89,7 +89,8 @@
  *     so a shell with a spinner is not stable before its data arrives, and
  *     a forever-spinner stops blocking at the cap. A page's first stable
  *     mark, once a significant flush rendered something, takes
- *     load_quiet_ms instead of quiet_ms.
+ *     load_quiet_ms instead of quiet_ms, unless the page showed a loading
+ *     indicator before it (its data was in flight).
  *   - Loaded: a flush marked `loaded` with busy 0 (the sender saw the
  *     document finish loading with nothing pending) before the page's
  *     first stable mark counts as its render: a static page, which has
@@ -212,6 +213,8 @@ struct ut_stab {
     bool page_settled;        /* the current page had its first stable mark */
     bool page_ready;          /* the current page had a significant flush, or its
                                * document finished loading with nothing pending */
+    bool page_waited;         /* it showed a loading indicator before its first
+                               * stable mark: something was in flight */
 
     /* DOMQuake model */
     int64_t dq_next_tick;     /* number of the next tick to run */
@@ -545,6 +548,7 @@ static void page_reset(ut_stab *s, int64_t t)
     s->action_answered = false;
     s->page_settled = false;
     s->page_ready = false;
+    s->page_waited = false;
     s->dq_next_tick = 0;
     s->dq_decayed = DQ_INITIAL_DECAYED;
     s->dq_rel = 0.0;
@@ -692,8 +696,11 @@ static int64_t ui_stable_due(const ut_stab *s)
      * finished loading, needs less quiet than a later one: nothing is
      * known to be in flight then (a click's request, a dialog's data).
      * Before either the page gets the full quiet_ms: a load the first
-     * paint has not followed yet is not a settled page. */
-    uint32_t quiet_ms = s->page_settled || !s->page_ready ? s->p.quiet_ms : s->p.load_quiet_ms;
+     * paint has not followed yet is not a settled page. Nor does a page
+     * that showed a loading indicator: its data was in flight, and what
+     * arrives renders in pieces like any later change. */
+    bool first_settle = s->page_ready && !s->page_settled && !s->page_waited;
+    uint32_t quiet_ms = first_settle ? s->p.load_quiet_ms : s->p.quiet_ms;
     int64_t due = ut__add_sat(s->last_significant_us, (int64_t)quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
         due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
@@ -815,6 +822,8 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
     bool busy_ends = ev->busy == 0 && busy_before > 0;
     if (busy_starts)
         s->busy_since_us = t;
+    if (ev->busy > 0 && !s->page_settled)
+        s->page_waited = true;
     else if (ev->busy == 0)
         s->busy_since_us = NO_TIME;
 
