@@ -446,7 +446,9 @@ static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
     return UT_OK;
 }
 
-ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+/* Records the click: folded into the entry it repeats, added to a burst,
+ * or an entry of its own. */
+static ut_status click_record(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
     click_fold fold = click_fold_of(e, t, ev, now);
     if (fold != FOLD_NONE)
@@ -475,4 +477,16 @@ ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t 
     en->sort = (uint8_t)ev->sort;
     ut__push_entry(t, en, now);
     return UT_OK;
+}
+
+ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    ut_status st = click_record(e, t, ev, now);
+    /* A control that reports its state after the click (checked, expanded,
+     * selected, pressed) shows the click's effect itself, with or without
+     * a DOM mutation (a native checkbox, a <details> summary): the click
+     * was answered, it is no dead click. */
+    if (st == UT_OK && ev->state_set)
+        ut__mark_responded(t);
+    return st;
 }

@@ -754,6 +754,38 @@ static void test_engine_dead_click(void **state)
     ut_engine_free(e);
 }
 
+/* A control that reports its state after the click (a native checkbox, a
+ * <details> summary) showed the click's effect itself, with no DOM
+ * mutation: no dead click, alone or in a burst. The same click without a
+ * state is dead (test_engine_dead_click). */
+static void test_engine_stateful_click_is_answered(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event m = ev_mutation_big("t", AT(0));
+    apply_ok(e, &m);
+    ut_event ev = ev_click("t", AT(5000), "button", "How long do refunds take?", "faq1");
+    ev.state_set = ev.state_on = UT_STATE_EXPANDED;
+    apply_ok(e, &ev);
+    ut_engine_advance(e, AT(5000 + 2 * UT_DEAD_CLICK_MS));
+    assert_line(e, "t", 0, "click [button] \"How long do refunds take?\" (expanded)");
+
+    static const char *const names[] = {"VIP", "New this month", "At risk"};
+    for (int i = 0; i < 3; i++) {
+        ev = ev_click("t", AT(20000 + 300 * i), "checkbox", names[i], names[i]);
+        ev.ctx.kind = UT_CTX_GROUP;
+        ev.ctx.name = ut_str_cstr("Segments");
+        ev.state_set = UT_STATE_CHECKED;
+        ev.state_on = i == 1 ? 0 : UT_STATE_CHECKED;
+        apply_ok(e, &ev);
+    }
+    ut_engine_advance(e, AT(20600 + 2 * UT_DEAD_CLICK_MS));
+    assert_line(e, "t", 0,
+                "clicked 3\xC3\x97 [checkbox] (in group: Segments): \"VIP\" (checked), \"New this month\" "
+                "(not checked), \"At risk\" (checked)");
+    ut_engine_free(e);
+}
+
 static void test_engine_dead_click_settles_on_next_event(void **state)
 {
     (void)state;
@@ -1326,6 +1358,7 @@ int main(void)
         cmocka_unit_test(test_engine_page_changed_outcome),
         cmocka_unit_test(test_engine_leaf_text_is_no_outcome),
         cmocka_unit_test(test_engine_dead_click),
+        cmocka_unit_test(test_engine_stateful_click_is_answered),
         cmocka_unit_test(test_engine_dead_click_settles_on_next_event),
         cmocka_unit_test(test_engine_rage_click_dead),
         cmocka_unit_test(test_engine_sender_time_mapping),
