@@ -12,8 +12,7 @@
 
 struct ut_fwd_decoder {
     msgpack_unpacker unpacker;
-    msgpack_unpacked message;   /* the message being dispatched */
-    msgpack_unpacked entry;     /* the PackedForward entry being dispatched */
+    msgpack_zone entry_zone;    /* the objects of the PackedForward entry being dispatched */
     ut__scan scan;              /* of the message at the unpacker's offset */
     uint64_t message_offset;    /* stream offset of that message's first byte */
     ut__record_validator validator;
@@ -52,8 +51,12 @@ ut_status ut_fwd_decoder_new(ut_fwd_decoder **out)
         ut_free(d);
         return UT_ENOMEM;
     }
-    msgpack_unpacked_init(&d->message);
-    msgpack_unpacked_init(&d->entry);
+    if (!msgpack_zone_init(&d->entry_zone, MSGPACK_ZONE_CHUNK_SIZE)) {
+        msgpack_unpacker_destroy(&d->unpacker);
+        ut__record_validator_free(&d->validator);
+        ut_free(d);
+        return UT_ENOMEM;
+    }
     ut__scan_reset(&d->scan);
     *out = d;
     return UT_OK;
@@ -63,8 +66,7 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d)
 {
     if (!d)
         return;
-    msgpack_unpacked_destroy(&d->entry);
-    msgpack_unpacked_destroy(&d->message);
+    msgpack_zone_destroy(&d->entry_zone);
     msgpack_unpacker_destroy(&d->unpacker);
     ut__record_validator_free(&d->validator);
     ut_buf_free(&d->label_tab);
@@ -335,6 +337,21 @@ static ut_status decode_forward(message_ctx *m, const msgpack_object *entries)
     return UT_OK;
 }
 
+/* msgpack_zone_clear, which in msgpack-c 4 dereferences the zone's first
+ * chunk: that chunk (and the unpacker's zone itself) exists only after the
+ * first allocation (a stream of heartbeats allocates nothing), so one is
+ * made first. Runs the zone's finalizers and keeps its first chunk for
+ * reuse. */
+static ut_status zone_clear(msgpack_zone *z)
+{
+    if (!z)
+        return UT_OK;
+    if (!z->chunk_list.head && !msgpack_zone_malloc(z, 1))
+        return UT_ENOMEM;
+    msgpack_zone_clear(z);
+    return UT_OK;
+}
+
 /* A PackedForward body: [time, record] entries back to back, each scanned
  * against the same limits as a message before msgpack-c unpacks it. */
 static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
@@ -364,19 +381,22 @@ static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
     }
     if (m->route == ROUTE_IGNORED)
         return UT_OK;
+    /* One zone for every entry, cleared after each (msgpack_unpack_next
+     * would make a zone per entry). */
     size_t off = 0;
     while (off < len) {
-        msgpack_unpack_return r = msgpack_unpack_next(&d->entry, body, len, &off);
+        msgpack_object e;
+        msgpack_unpack_return r = msgpack_unpack(body, len, &off, &d->entry_zone, &e);
         if (r == MSGPACK_UNPACK_NOMEM_ERROR)
             return UT_ENOMEM;
-        if (r != MSGPACK_UNPACK_SUCCESS)
+        if (r != MSGPACK_UNPACK_SUCCESS && r != MSGPACK_UNPACK_EXTRA_BYTES)
             return protocol_error(d, d->message_offset, "PackedForward body is not valid msgpack");
-        const msgpack_object *e = &d->entry.data;
-        ut_status st = deliver(m, &e->via.array.ptr[0], &e->via.array.ptr[1]);
+        ut_status st = deliver(m, &e.via.array.ptr[0], &e.via.array.ptr[1]);
+        if (zone_clear(&d->entry_zone) != UT_OK && st == UT_OK)
+            st = UT_ENOMEM;
         if (st != UT_OK)
             return st;
     }
-    msgpack_unpacked_destroy(&d->entry);
     return UT_OK;
 }
 
@@ -453,6 +473,18 @@ static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const u
     return UT_OK;
 }
 
+/* Forgets the message just dispatched: the zone holding its objects is
+ * cleared for the next one (its chunk kept), and the bytes its strings
+ * pointed at may be reused (flush_zone hands the buffer's reference to the
+ * zone, which the clear drops). */
+static ut_status release_message(msgpack_unpacker *u)
+{
+    if (!msgpack_unpacker_flush_zone(u) || zone_clear(u->z) != UT_OK)
+        return UT_ENOMEM;
+    msgpack_unpacker_reset(u);
+    return UT_OK;
+}
+
 /* Decodes every complete message the unpacker holds. */
 static ut_status drain(ut_fwd_decoder *d, const ut_fwd_sink *sink)
 {
@@ -467,15 +499,19 @@ static ut_status drain(ut_fwd_decoder *d, const ut_fwd_sink *sink)
 
         const size_t message_bytes = d->scan.pos;
         const size_t off_before = u->off;
-        msgpack_unpack_return ret = msgpack_unpacker_next(u, &d->message);
+        /* msgpack_unpacker_next would hand each message a zone of its own
+         * (a malloc and a free per message); the unpacker's one zone is
+         * cleared and reused instead (release_message). */
+        int ret = msgpack_unpacker_execute(u);
         if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
             return UT_ENOMEM;
-        if (ret != MSGPACK_UNPACK_SUCCESS || u->off - off_before != message_bytes)
+        if (ret <= 0 || u->off - off_before != message_bytes)
             return protocol_error(d, d->message_offset, "msgpack-c rejected a message the scan accepted");
 
-        ut_status st = dispatch(d, &d->message.data, sink);
-        /* Releasing the message lets the unpacker reuse its buffer. */
-        msgpack_unpacked_destroy(&d->message);
+        msgpack_object root = msgpack_unpacker_data(u);
+        ut_status st = dispatch(d, &root, sink);
+        if (release_message(u) != UT_OK && st == UT_OK)
+            st = UT_ENOMEM;
         d->message_offset += message_bytes;
         ut__scan_reset(&d->scan);
         if (st != UT_OK)
