@@ -146,6 +146,25 @@ ut__scan_result ut__scan_run(ut__scan *s, const ut__scan_limits *lim, const uint
 
         const size_t at = s->pos;
         const bool is_root = s->depth == 0;
+        /* The common headers inside a value (a small integer, a boolean,
+         * nil, a string of up to 31 bytes) need no limit but the frame's:
+         * far from its end they skip read_head. */
+        if (!is_root && lim->frame_max_bytes - at > 32) {
+            const uint8_t b = value[at];
+            size_t next;
+            if (b <= 0x7f || b >= 0xe0 || (b >= 0xc0 && b <= 0xc3 && b != 0xc1))
+                next = at + 1;
+            else if (b >= 0xa0 && b <= 0xbf)
+                next = at + 1 + (b & 0x1fu);
+            else
+                next = 0;
+            if (next != 0 && next <= avail) {
+                s->pos = next;
+                if (value_done(s))
+                    return UT__SCAN_COMPLETE;
+                continue;
+            }
+        }
         head h;
         if (!read_head(value + at, avail - at, &h))
             return UT__SCAN_NEED_MORE;
