@@ -16,6 +16,7 @@ struct ut_fwd_decoder {
     ut__scan scan;              /* of the message at the unpacker's offset */
     uint64_t message_offset;    /* stream offset of that message's first byte */
     ut__record_validator validator;
+    struct route_slot *routes;  /* route_of's cache (ROUTE_SLOTS), NULL until first used */
     ut_status failed;           /* sticky: once set, every feed returns it */
     ut_fwd_label_fn on_label;   /* NULL: uitrail.label entries are ignored */
     void *label_ud;
@@ -67,6 +68,7 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d)
     if (!d)
         return;
     msgpack_zone_destroy(&d->entry_zone);
+    ut_free(d->routes);
     msgpack_unpacker_destroy(&d->unpacker);
     ut__record_validator_free(&d->validator);
     ut_buf_free(&d->label_tab);
@@ -78,6 +80,8 @@ void ut_fwd_decoder_set_label_fn(ut_fwd_decoder *d, ut_fwd_label_fn fn, void *ud
 {
     d->on_label = fn;
     d->label_ud = ud;
+    ut_free(d->routes); /* a label tag routes differently now */
+    d->routes = NULL;
 }
 
 size_t ut_fwd_decoder_pending(const ut_fwd_decoder *d)
@@ -132,9 +136,8 @@ typedef struct message_ctx {
 /* Recording headers and labels (protocol §5) travel in the stream but are
  * not events: ut_kind_from_tag sorts them with foreign tags, so that a
  * recording replays through this same decoder. */
-static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
+static route route_uncached(const ut_fwd_decoder *d, ut_str name, ut_kind *kind)
 {
-    ut_str name = ut_str_from(tag.ptr, tag.size);
     if (ut_str_eq_cstr(name, UT_ONE_TAG))
         return ROUTE_KIND_FIELD;
     switch (ut_kind_from_tag(name, kind)) {
@@ -142,6 +145,38 @@ static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *
     case UT_EINVAL: return ROUTE_UNKNOWN_KIND;
     default: return d->on_label && ut_str_eq_cstr(name, UT_LABEL_TAG) ? ROUTE_LABEL : ROUTE_IGNORED;
     }
+}
+
+/* A sender repeats a handful of tags: the route of each short tag is
+ * remembered in a slot chosen by its length and last byte, so that most
+ * messages cost one memcmp instead of a walk over the kind names. */
+#define ROUTE_SLOTS 16
+#define ROUTE_TAG_MAX 32
+struct route_slot {
+    uint8_t len; /* 0: empty */
+    char tag[ROUTE_TAG_MAX];
+    route route;
+    ut_kind kind;
+};
+
+static route route_of(ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
+{
+    ut_str name = ut_str_from(tag.ptr, tag.size);
+    if (tag.size == 0 || tag.size > ROUTE_TAG_MAX)
+        return route_uncached(d, name, kind);
+    if (!d->routes && !(d->routes = ut_calloc(ROUTE_SLOTS, sizeof *d->routes)))
+        return route_uncached(d, name, kind);
+    struct route_slot *slot = &d->routes[(tag.size * 7u + (uint8_t)tag.ptr[tag.size - 1]) % ROUTE_SLOTS];
+    if (slot->len == tag.size && memcmp(slot->tag, tag.ptr, tag.size) == 0) {
+        *kind = slot->kind;
+        return slot->route;
+    }
+    ut_kind k = (ut_kind)0;
+    route r = route_uncached(d, name, &k);
+    *slot = (struct route_slot){.len = (uint8_t)tag.size, .route = r, .kind = k};
+    memcpy(slot->tag, tag.ptr, tag.size);
+    *kind = k;
+    return r;
 }
 
 static void report_reject(message_ctx *m, ut_reject why, const char *detail)
