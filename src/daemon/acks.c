@@ -10,11 +10,25 @@ struct ut__ack {
     size_t off, len; /* the chunk id in ut__acks.chunks */
 };
 
+void ut__acks_init(ut__daemon *d)
+{
+    d->acks = (ut__acks){0};
+    ut_list_init(&d->acks.conns);
+}
+
 /* A connection with queued acks commits them before it closes
  * (conn.c's flush_acks), so the queue never holds a closed one. */
 void ut__acks_queue(ut__daemon *d, ut__conn *c, ut_str chunk)
 {
     ut__acks *q = &d->acks;
+    if (!d->rec.enabled) {
+        /* Nothing to write first: the ack is held only until the end of
+         * this read (ut__acks_read_end), so that a read's acks leave in
+         * one write. */
+        ut__conn_cork(c);
+        c->ops->send_ack(c, chunk);
+        return;
+    }
     if (q->n == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 64;
         ut__ack *v = ut_realloc(q->v, cap * sizeof *v);
@@ -35,7 +49,15 @@ void ut__acks_queue(ut__daemon *d, ut__conn *c, ut_str chunk)
     if (q->n == 0)
         q->first_ms = uv_now(d->loop);
     q->v[q->n++] = (ut__ack){c, ut__recorder_mark(d), off, chunk.len};
+    if (!c->acks_queued)
+        ut_list_push_back(&q->conns, &c->acks_link);
     c->acks_queued = true;
+}
+
+void ut__acks_read_end(ut__daemon *d, ut__conn *c)
+{
+    if (!d->rec.enabled && c)
+        ut__conn_uncork(c);
 }
 
 /* A connection with an ack withheld: the acks before it went out; it is
@@ -61,9 +83,13 @@ void ut__acks_commit(ut__daemon *d)
     q->committing = true;
     ut__recorder_sync(d);
     uint64_t lost = ut__recorder_take_lost(d);
+    ut_list *l;
+    while ((l = ut_list_first(&q->conns)) != NULL) {
+        ut_list_remove(l);
+        ut_list_entry(l, ut__conn, acks_link)->acks_queued = false;
+    }
     for (size_t i = 0; i < q->n; i++) {
         ut__conn *c = q->v[i].conn;
-        c->acks_queued = false;
         if (c->state != UT__CONN_OPEN || !c->ops->send_ack)
             continue;
         if (q->v[i].mark >= lost) {
@@ -79,12 +105,23 @@ void ut__acks_commit(ut__daemon *d)
     ut__conns_uncork_all(d);
 }
 
+/* Whether every connection with acks queued was stopped by the pass
+ * budget (it has more input waiting, so it is not waiting for its acks). */
+static bool all_have_input(ut__acks *q)
+{
+    ut_list *l;
+    ut_list_foreach(l, &q->conns) {
+        if (!ut_list_entry(l, ut__conn, acks_link)->pass_limited)
+            return false;
+    }
+    return true;
+}
+
 void ut__acks_pass_end(ut__daemon *d)
 {
     ut__acks *q = &d->acks;
-    bool input_waiting = !ut_list_empty(&d->conns.limited);
-    if (q->n > 0 && input_waiting && q->n < UT_ACK_COMMIT_MAX_ACKS &&
-        uv_now(d->loop) - q->first_ms < UT_ACK_COMMIT_MAX_MS)
+    if (q->n > 0 && q->n < UT_ACK_COMMIT_MAX_ACKS && uv_now(d->loop) - q->first_ms < UT_ACK_COMMIT_MAX_MS &&
+        all_have_input(q))
         return;
     ut__acks_commit(d);
 }
@@ -94,5 +131,5 @@ void ut__acks_free(ut__daemon *d)
     ut__acks *q = &d->acks;
     ut_free(q->v);
     ut_buf_free(&q->chunks);
-    *q = (ut__acks){0};
+    ut__acks_init(d);
 }

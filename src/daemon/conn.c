@@ -53,6 +53,7 @@ static void conn_free(ut__conn *c)
     ut__task_cancel(&c->resume);
     ut_list_remove(&c->limited_link);
     ut_list_remove(&c->corked_link);
+    ut_list_remove(&c->acks_link);
     ut_buf_free(&c->corked_out);
     if (c->part)
         c->ops->free(c->part);
@@ -140,12 +141,8 @@ static void flush_acks(ut__conn *c)
 {
     if (c->acks_queued && c->d->conns.flush_acks)
         c->d->conns.flush_acks(c->d);
-    if (c->corked && c->state != UT__CONN_CLOSING) {
-        ut_list_remove(&c->corked_link);
-        c->corked = false;
-        ut__conn_write(c, c->corked_out.data, c->corked_out.len);
-        ut_buf_reset(&c->corked_out);
-    }
+    if (c->state != UT__CONN_CLOSING)
+        ut__conn_uncork(c);
 }
 
 void ut__conn_finish(ut__conn *c)
@@ -408,16 +405,21 @@ void ut__conn_cork(ut__conn *c)
     ut_list_push_back(&c->d->conns.corked, &c->corked_link);
 }
 
+void ut__conn_uncork(ut__conn *c)
+{
+    if (!c->corked)
+        return;
+    ut_list_remove(&c->corked_link);
+    c->corked = false;
+    ut__conn_write(c, c->corked_out.data, c->corked_out.len);
+    ut_buf_reset(&c->corked_out);
+}
+
 void ut__conns_uncork_all(ut__daemon *d)
 {
     ut_list *l;
-    while ((l = ut_list_first(&d->conns.corked)) != NULL) {
-        ut_list_remove(l);
-        ut__conn *c = ut_list_entry(l, ut__conn, corked_link);
-        c->corked = false;
-        ut__conn_write(c, c->corked_out.data, c->corked_out.len);
-        ut_buf_reset(&c->corked_out);
-    }
+    while ((l = ut_list_first(&d->conns.corked)) != NULL)
+        ut__conn_uncork(ut_list_entry(l, ut__conn, corked_link));
 }
 
 void ut__conn_write(ut__conn *c, const void *data, size_t len)
@@ -541,6 +543,7 @@ static ut__conn *conn_new(ut__daemon *d, const ut__conn_ops *ops, ut__transport 
     c->peer_uid = (uid_t)-1;
     ut__task_init(&c->resume, on_resume);
     ut_list_init(&c->limited_link);
+    ut_list_init(&c->acks_link);
     ut_list_init(&c->corked_link);
     c->corked_out = UT_BUF_INIT;
     ut_list_init(&c->link);

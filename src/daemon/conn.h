@@ -121,6 +121,7 @@ struct ut__conn {
     /* Acks of this connection wait for the pass's group commit: flushed
      * before the connection drains or reads its end of stream. */
     bool acks_queued;
+    ut_list acks_link;   /* on ut__acks.conns while acks_queued */
 };
 
 /* The daemon's connections. */
@@ -148,8 +149,10 @@ void ut__conns_init(ut__conns *cs);
  * commit): connections stopped by the pass budget read again, and corked
  * output leaves. */
 void ut__conns_pass_end(ut__daemon *d);
-/* Holds what `c` writes until ut__conns_uncork_all, to leave in one write. */
+/* Holds what `c` writes until ut__conn_uncork or ut__conns_uncork_all, to
+ * leave in one write. */
 void ut__conn_cork(ut__conn *c);
+void ut__conn_uncork(ut__conn *c);
 void ut__conns_uncork_all(ut__daemon *d);
 /* Accepts a connection of `ops` from `server` (a listener of `transport`
  * on `where`, for log lines), refusing it above the connection cap. */

@@ -49,6 +49,7 @@ ut_status ut__daemon_open(ut__daemon *d, uv_loop_t *loop, char *err, size_t errl
     ut__defer_init(&d->defer, loop);
     ut__conns_init(&d->conns);
     d->conns.flush_acks = ut__acks_commit;
+    ut__acks_init(d);
     uv_check_init(loop, &d->pass_end);
     d->pass_end.data = d;
     uv_check_start(&d->pass_end, on_pass_end);

@@ -118,7 +118,8 @@ static void sink_ack(void *ud, ut_str chunk)
         return; /* its events were refused, not kept: the sender resends them */
     /* An ack promises that the events before it are kept: with --record,
      * it waits for the pass's group commit (acks.c), which writes the
-     * frames holding them first. */
+     * frames holding them first; without, it leaves at the end of this
+     * read. */
     ut__conn *c = b->ack_conn;
     if (c && c->state == UT__CONN_OPEN && c->ops->send_ack)
         ut__acks_queue(b->d, c, chunk);
@@ -133,6 +134,7 @@ void ut__ingest_begin(ut__ingest_batch *b, ut__daemon *d, ut__conn *ack_conn,
 
 void ut__ingest_end(ut__ingest_batch *b)
 {
+    ut__acks_read_end(b->d, b->ack_conn);
     ut__notify_engine_rearm(b->d);
 }
 

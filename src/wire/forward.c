@@ -12,11 +12,11 @@
 
 struct ut_fwd_decoder {
     msgpack_unpacker unpacker;
-    msgpack_unpacked message;   /* the message being dispatched */
-    msgpack_unpacked entry;     /* the PackedForward entry being dispatched */
+    msgpack_zone entry_zone;    /* the objects of the PackedForward entry being dispatched */
     ut__scan scan;              /* of the message at the unpacker's offset */
     uint64_t message_offset;    /* stream offset of that message's first byte */
     ut__record_validator validator;
+    struct route_slot *routes;  /* route_of's cache (ROUTE_SLOTS), NULL until first used */
     ut_status failed;           /* sticky: once set, every feed returns it */
     ut_fwd_label_fn on_label;   /* NULL: uitrail.label entries are ignored */
     void *label_ud;
@@ -52,8 +52,12 @@ ut_status ut_fwd_decoder_new(ut_fwd_decoder **out)
         ut_free(d);
         return UT_ENOMEM;
     }
-    msgpack_unpacked_init(&d->message);
-    msgpack_unpacked_init(&d->entry);
+    if (!msgpack_zone_init(&d->entry_zone, MSGPACK_ZONE_CHUNK_SIZE)) {
+        msgpack_unpacker_destroy(&d->unpacker);
+        ut__record_validator_free(&d->validator);
+        ut_free(d);
+        return UT_ENOMEM;
+    }
     ut__scan_reset(&d->scan);
     *out = d;
     return UT_OK;
@@ -63,8 +67,8 @@ void ut_fwd_decoder_free(ut_fwd_decoder *d)
 {
     if (!d)
         return;
-    msgpack_unpacked_destroy(&d->entry);
-    msgpack_unpacked_destroy(&d->message);
+    msgpack_zone_destroy(&d->entry_zone);
+    ut_free(d->routes);
     msgpack_unpacker_destroy(&d->unpacker);
     ut__record_validator_free(&d->validator);
     ut_buf_free(&d->label_tab);
@@ -76,6 +80,8 @@ void ut_fwd_decoder_set_label_fn(ut_fwd_decoder *d, ut_fwd_label_fn fn, void *ud
 {
     d->on_label = fn;
     d->label_ud = ud;
+    ut_free(d->routes); /* a label tag routes differently now */
+    d->routes = NULL;
 }
 
 size_t ut_fwd_decoder_pending(const ut_fwd_decoder *d)
@@ -130,9 +136,8 @@ typedef struct message_ctx {
 /* Recording headers and labels (protocol §5) travel in the stream but are
  * not events: ut_kind_from_tag sorts them with foreign tags, so that a
  * recording replays through this same decoder. */
-static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
+static route route_uncached(const ut_fwd_decoder *d, ut_str name, ut_kind *kind)
 {
-    ut_str name = ut_str_from(tag.ptr, tag.size);
     if (ut_str_eq_cstr(name, UT_ONE_TAG))
         return ROUTE_KIND_FIELD;
     switch (ut_kind_from_tag(name, kind)) {
@@ -140,6 +145,38 @@ static route route_of(const ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *
     case UT_EINVAL: return ROUTE_UNKNOWN_KIND;
     default: return d->on_label && ut_str_eq_cstr(name, UT_LABEL_TAG) ? ROUTE_LABEL : ROUTE_IGNORED;
     }
+}
+
+/* A sender repeats a handful of tags: the route of each short tag is
+ * remembered in a slot chosen by its length and last byte, so that most
+ * messages cost one memcmp instead of a walk over the kind names. */
+#define ROUTE_SLOTS 16
+#define ROUTE_TAG_MAX 32
+struct route_slot {
+    uint8_t len; /* 0: empty */
+    char tag[ROUTE_TAG_MAX];
+    route route;
+    ut_kind kind;
+};
+
+static route route_of(ut_fwd_decoder *d, msgpack_object_str tag, ut_kind *kind)
+{
+    ut_str name = ut_str_from(tag.ptr, tag.size);
+    if (tag.size == 0 || tag.size > ROUTE_TAG_MAX)
+        return route_uncached(d, name, kind);
+    if (!d->routes && !(d->routes = ut_calloc(ROUTE_SLOTS, sizeof *d->routes)))
+        return route_uncached(d, name, kind);
+    struct route_slot *slot = &d->routes[(tag.size * 7u + (uint8_t)tag.ptr[tag.size - 1]) % ROUTE_SLOTS];
+    if (slot->len == tag.size && memcmp(slot->tag, tag.ptr, tag.size) == 0) {
+        *kind = slot->kind;
+        return slot->route;
+    }
+    ut_kind k = (ut_kind)0;
+    route r = route_uncached(d, name, &k);
+    *slot = (struct route_slot){.len = (uint8_t)tag.size, .route = r, .kind = k};
+    memcpy(slot->tag, tag.ptr, tag.size);
+    *kind = k;
+    return r;
 }
 
 static void report_reject(message_ctx *m, ut_reject why, const char *detail)
@@ -335,6 +372,21 @@ static ut_status decode_forward(message_ctx *m, const msgpack_object *entries)
     return UT_OK;
 }
 
+/* msgpack_zone_clear, which in msgpack-c 4 dereferences the zone's first
+ * chunk: that chunk (and the unpacker's zone itself) exists only after the
+ * first allocation (a stream of heartbeats allocates nothing), so one is
+ * made first. Runs the zone's finalizers and keeps its first chunk for
+ * reuse. */
+static ut_status zone_clear(msgpack_zone *z)
+{
+    if (!z)
+        return UT_OK;
+    if (!z->chunk_list.head && !msgpack_zone_malloc(z, 1))
+        return UT_ENOMEM;
+    msgpack_zone_clear(z);
+    return UT_OK;
+}
+
 /* A PackedForward body: [time, record] entries back to back, each scanned
  * against the same limits as a message before msgpack-c unpacks it. */
 static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
@@ -364,19 +416,22 @@ static ut_status decode_packed(message_ctx *m, const char *body, size_t len)
     }
     if (m->route == ROUTE_IGNORED)
         return UT_OK;
+    /* One zone for every entry, cleared after each (msgpack_unpack_next
+     * would make a zone per entry). */
     size_t off = 0;
     while (off < len) {
-        msgpack_unpack_return r = msgpack_unpack_next(&d->entry, body, len, &off);
+        msgpack_object e;
+        msgpack_unpack_return r = msgpack_unpack(body, len, &off, &d->entry_zone, &e);
         if (r == MSGPACK_UNPACK_NOMEM_ERROR)
             return UT_ENOMEM;
-        if (r != MSGPACK_UNPACK_SUCCESS)
+        if (r != MSGPACK_UNPACK_SUCCESS && r != MSGPACK_UNPACK_EXTRA_BYTES)
             return protocol_error(d, d->message_offset, "PackedForward body is not valid msgpack");
-        const msgpack_object *e = &d->entry.data;
-        ut_status st = deliver(m, &e->via.array.ptr[0], &e->via.array.ptr[1]);
+        ut_status st = deliver(m, &e.via.array.ptr[0], &e.via.array.ptr[1]);
+        if (zone_clear(&d->entry_zone) != UT_OK && st == UT_OK)
+            st = UT_ENOMEM;
         if (st != UT_OK)
             return st;
     }
-    msgpack_unpacked_destroy(&d->entry);
     return UT_OK;
 }
 
@@ -453,6 +508,18 @@ static ut_status dispatch(ut_fwd_decoder *d, const msgpack_object *root, const u
     return UT_OK;
 }
 
+/* Forgets the message just dispatched: the zone holding its objects is
+ * cleared for the next one (its chunk kept), and the bytes its strings
+ * pointed at may be reused (flush_zone hands the buffer's reference to the
+ * zone, which the clear drops). */
+static ut_status release_message(msgpack_unpacker *u)
+{
+    if (!msgpack_unpacker_flush_zone(u) || zone_clear(u->z) != UT_OK)
+        return UT_ENOMEM;
+    msgpack_unpacker_reset(u);
+    return UT_OK;
+}
+
 /* Decodes every complete message the unpacker holds. */
 static ut_status drain(ut_fwd_decoder *d, const ut_fwd_sink *sink)
 {
@@ -467,15 +534,19 @@ static ut_status drain(ut_fwd_decoder *d, const ut_fwd_sink *sink)
 
         const size_t message_bytes = d->scan.pos;
         const size_t off_before = u->off;
-        msgpack_unpack_return ret = msgpack_unpacker_next(u, &d->message);
+        /* msgpack_unpacker_next would hand each message a zone of its own
+         * (a malloc and a free per message); the unpacker's one zone is
+         * cleared and reused instead (release_message). */
+        int ret = msgpack_unpacker_execute(u);
         if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
             return UT_ENOMEM;
-        if (ret != MSGPACK_UNPACK_SUCCESS || u->off - off_before != message_bytes)
+        if (ret <= 0 || u->off - off_before != message_bytes)
             return protocol_error(d, d->message_offset, "msgpack-c rejected a message the scan accepted");
 
-        ut_status st = dispatch(d, &d->message.data, sink);
-        /* Releasing the message lets the unpacker reuse its buffer. */
-        msgpack_unpacked_destroy(&d->message);
+        msgpack_object root = msgpack_unpacker_data(u);
+        ut_status st = dispatch(d, &root, sink);
+        if (release_message(u) != UT_OK && st == UT_OK)
+            st = UT_ENOMEM;
         d->message_offset += message_bytes;
         ut__scan_reset(&d->scan);
         if (st != UT_OK)

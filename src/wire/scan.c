@@ -101,6 +101,29 @@ static bool read_head(const uint8_t *p, size_t avail, head *h)
     return true;
 }
 
+/* The whole size of a value that is one header of at most 32 bytes and
+ * needs no check but the frame's (a scalar, a fixstr, a fixext); 0 for any
+ * other. */
+static uint32_t small_size(uint8_t b)
+{
+    if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3)
+        return 1;
+    if (b >= 0xa0 && b <= 0xbf)
+        return 1 + (b & 0x1fu);
+    switch (b) {
+    case 0xcc: case 0xd0: return 2;
+    case 0xcd: case 0xd1: return 3;
+    case 0xca: case 0xce: case 0xd2: return 5;
+    case 0xcb: case 0xcf: case 0xd3: return 9;
+    case 0xd4: return 3;
+    case 0xd5: return 4;
+    case 0xd6: return 6;
+    case 0xd7: return 10;
+    case 0xd8: return 18;
+    default: return 0;
+    }
+}
+
 static ut__scan_result fail(ut__scan *s, size_t at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -146,6 +169,31 @@ ut__scan_result ut__scan_run(ut__scan *s, const ut__scan_limits *lim, const uint
 
         const size_t at = s->pos;
         const bool is_root = s->depth == 0;
+        /* The common headers inside a value (scalars, strings of up to
+         * 31 bytes, fixed-size ext, maps and arrays of up to 15) are within
+         * every limit but the frame's: far from its end they skip
+         * read_head and its checks. */
+        if (!is_root && lim->frame_max_bytes - at > 32) {
+            const uint8_t b = value[at];
+            const uint32_t small = small_size(b);
+            if (small != 0 && at + small <= avail) {
+                s->pos = at + small;
+                if (value_done(s))
+                    return UT__SCAN_COMPLETE;
+                continue;
+            }
+            if (b >= 0x80 && b <= 0x9f && s->depth < UT_WIRE_DEPTH_MAX) {
+                uint32_t values = b <= 0x8f ? (b & 0x0fu) * 2 : b & 0x0fu;
+                s->pos = at + 1;
+                if (values == 0) {
+                    if (value_done(s))
+                        return UT__SCAN_COMPLETE;
+                } else {
+                    s->remaining[s->depth++] = values;
+                }
+                continue;
+            }
+        }
         head h;
         if (!read_head(value + at, avail - at, &h))
             return UT__SCAN_NEED_MORE;

@@ -108,6 +108,27 @@ static const uint8_t field_lens[F__COUNT] = {
     3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6,
 };
 
+/* The fields by their first letter (field + 1; 0 ends a list), so that a
+ * key is compared with at most five names; ut__record_validator_init
+ * checks that every field is listed under its letter. */
+#define BY(c) [(c) - 'a']
+static const uint8_t fields_by_letter[26][6] = {
+    BY('b') = {F_BUSY + 1},
+    BY('c') = {F_CTX + 1, F_CHECKED + 1},
+    BY('d') = {F_DOM + 1, F_DROPPED + 1, F_DATA + 1},
+    BY('e') = {F_EL + 1},
+    BY('h') = {F_HOW + 1},
+    BY('l') = {F_LEN + 1, F_LEVEL + 1},
+    BY('n') = {F_NAME + 1},
+    BY('p') = {F_PERSISTED + 1},
+    BY('r') = {F_RT + 1, F_ROLE + 1, F_RECS + 1},
+    BY('s') = {F_SEQ + 1, F_STATE + 1, F_SENS + 1, F_SORT + 1},
+    BY('t') = {F_TAB + 1, F_TITLE + 1, F_TZ + 1, F_TEXT + 1, F_TRUSTED + 1},
+    BY('u') = {F_URL + 1},
+    BY('v') = {F_VALUE + 1},
+};
+#undef BY
+
 static const char *const alert_roles[] = {"alert", "status", "log", NULL};
 static const char *const dialog_roles[] = {"dialog", "alertdialog", "menu", "listbox", "tooltip", NULL};
 static const char *const dialog_states[] = {"open", "close", NULL};
@@ -680,8 +701,15 @@ static ut_status validate_mutation(vctx *c)
 
 ut_status ut__record_validator_init(ut__record_validator *v)
 {
-    for (int f = 0; f < F__COUNT; f++)
+#ifndef NDEBUG
+    for (int f = 0; f < F__COUNT; f++) {
         assert(strlen(field_names[f]) == field_lens[f]);
+        const uint8_t *by = fields_by_letter[field_names[f][0] - 'a'];
+        while (*by && *by != f + 1)
+            by++;
+        assert(*by == f + 1); /* listed under its first letter */
+    }
+#endif
     *v = (ut__record_validator){.text = UT_BUF_INIT};
     v->fixups = ut_malloc(UT__TEXT_FIXUPS_MAX * sizeof *v->fixups);
     /* Typical events fit; the scratch grows once if one does not. */
@@ -706,9 +734,12 @@ static field field_of(const msgpack_object *key)
         return F__COUNT;
     uint32_t n = key->via.str.size;
     const char *k = key->via.str.ptr;
-    for (int f = 0; f < F__COUNT; f++)
-        if (field_lens[f] == n && field_names[f][0] == k[0] && memcmp(field_names[f], k, n) == 0)
-            return (field)f;
+    unsigned letter = (unsigned char)k[0] - 'a';
+    if (letter >= 26)
+        return F__COUNT;
+    for (const uint8_t *f = fields_by_letter[letter]; *f; f++)
+        if (field_lens[*f - 1] == n && memcmp(field_names[*f - 1], k, n) == 0)
+            return (field)(*f - 1);
     return F__COUNT;
 }
 

@@ -419,6 +419,46 @@ static void test_forward_labels(void **state)
     wt_log_free(&log);
 }
 
+/* One decoder, tags of the same length and last byte (they share a slot of
+ * the decoder's route cache) in turn, and a label hook set mid-stream:
+ * each message is routed by its own tag, every time. */
+static void test_forward_routes_of_similar_tags(void **state)
+{
+    (void)state;
+    static const char *const messages[] = {
+        "[\"uitrail.click\", 1718000000, {\"tab\":\"t\",\"role\":\"button\",\"name\":\"A\",\"el\":\"e\"}]",
+        "[\"uitrail.clink\", 1718000001, {\"tab\":\"t\"}]",
+        "[\"foreign.tagxk\", 1718000002, {\"tab\":\"t\"}]",
+        "[\"uitrail.click\", 1718000003, {\"tab\":\"t\",\"role\":\"link\",\"name\":\"B\",\"el\":\"f\"}]",
+        "[\"uitrail.label\", 1718000004, {\"tab\":\"t\",\"settled\":true}]",
+        "[\"uitrail.label\", 1718000005, {\"tab\":\"t\",\"settled\":true}]",
+    };
+    static const char *const expected =
+        "event click t=1718000000000000 rt=0 tab=\"t\" role=\"button\" name=\"A\" el=\"e\" sens=0 state=0/0\n"
+        "reject unknown_kind: uitrail.clink: unknown kind; known kinds are nav, click, change, alert, dialog, "
+        "mutation, close, unload, app\n"
+        "ignored foreign.tagxk\n"
+        "event click t=1718000003000000 rt=0 tab=\"t\" role=\"link\" name=\"B\" el=\"f\" sens=0 state=0/0\n"
+        "ignored uitrail.label\n"
+        "label t 1718000005000000\n";
+    wt_log log;
+    wt_log_init(&log);
+    ut_fwd_decoder *d;
+    assert_int_equal(ut_fwd_decoder_new(&d), UT_OK);
+    ut_fwd_sink sink = wt_log_sink(&log);
+    for (size_t i = 0; i < sizeof messages / sizeof messages[0]; i++) {
+        if (i == 5)
+            ut_fwd_decoder_set_label_fn(d, log_label, &log);
+        ut_buf bytes = UT_BUF_INIT;
+        wt_json(messages[i], &bytes);
+        assert_int_equal(ut_fwd_decoder_feed(d, bytes.data, bytes.len, &sink), UT_OK);
+        ut_buf_free(&bytes);
+    }
+    assert_string_equal(log.text.data, expected);
+    ut_fwd_decoder_free(d);
+    wt_log_free(&log);
+}
+
 /* A label's tab is cleaned like an event's, so both name the same tab. */
 static void test_forward_label_tab_is_cleaned(void **state)
 {
@@ -744,6 +784,7 @@ int wt_run_forward_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forward_every_mode),
+        cmocka_unit_test(test_forward_routes_of_similar_tags),
         cmocka_unit_test(test_forward_chunked_feeding_gives_same_events),
         cmocka_unit_test(test_forward_truncation_is_pending_not_error),
         cmocka_unit_test(test_forward_hostile_inputs_are_protocol_errors),
