@@ -69,7 +69,7 @@ size_t ut__tab_bytes(const ut__tab *t)
         n += (size_t)t->ring.cap * sizeof *t->ring.slots;
     for (uint32_t i = 0; i < t->ring.count; i++) {
         const ut__entry *en = *ut__ring_newest(&t->ring, i);
-        n += sizeof *en + en->off[UT__F__COUNT];
+        n += sizeof *en + ut__entry_text_len(en);
     }
     if (t->stab)
         n += ut_stab_size();

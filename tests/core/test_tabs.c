@@ -200,7 +200,9 @@ static void test_tabs_entry_fields_and_rebuild(void **state)
     assert_non_null(en);
     en->count = 3;
     /* Sized to fit: the header plus the text. */
-    assert_int_equal(en->off[UT__F__COUNT], strlen("buttonSavesave"));
+    assert_int_equal(ut__entry_text_len(en), strlen("buttonSavesave"));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_ROLE), "button"));
+    assert_int_equal(ut__entry_field(en, UT__F_CTX).len, 0);
     ut_str repl[UT__F__COUNT] = {0};
     repl[UT__F_OUT_TEXT] = UT_STR_LIT("/next");
     assert_int_equal(ut__entry_rebuild(&en, 1u << UT__F_OUT_TEXT, repl), UT_OK);

@@ -301,8 +301,9 @@ static void bench_memory(uint32_t tabs)
         fprintf(stderr, "bench_core: %" PRIu64 " tabs kept of %u\n", stats.tabs, tabs);
         exit(1);
     }
-    printf("tabs=%u rss_before=%" PRIu64 " rss_after=%" PRIu64 " bytes_per_tab=%.0f events_per_tab=%u\n", tabs,
-           before, after, (double)(after - before) / tabs, steps);
+    printf("tabs=%u rss_before=%" PRIu64 " rss_after=%" PRIu64 " bytes_per_tab=%.0f counted_per_tab=%.0f "
+           "events_per_tab=%u\n",
+           tabs, before, after, (double)(after - before) / tabs, (double)stats.tab_bytes / tabs, steps);
     ut_engine_free(e);
 }
 
