@@ -61,6 +61,7 @@ static ut_engine *engine_new(uint32_t max_tabs)
     if (max_tabs > cfg.max_tabs) {
         cfg.max_tabs = max_tabs;
         cfg.max_memory = 0; /* a million ordinary tabs hold more than the default budget */
+        cfg.idle_ms = UINT32_MAX; /* and their start times spread over hours */
     }
     char err[256];
     ut_engine *e;
