@@ -89,6 +89,10 @@ ut_status ut_buf_append_str(ut_buf *b, ut_str s);
 ut_status ut_buf_append_cstr(ut_buf *b, const char *s);
 ut_status ut_buf_printf(ut_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Decimal integers without printf (the trace and HTTP answers write many):
+ * the same digits as "%" PRIu64 / "%" PRId64. */
+ut_status ut_buf_append_u64(ut_buf *b, uint64_t v);
+ut_status ut_buf_append_i64(ut_buf *b, int64_t v);
 /* Appends `s` as a JSON string literal, quotes included, escaping what
  * RFC 8259 requires. `s` must be valid UTF-8 (core text always is). */
 ut_status ut_buf_append_json_str(ut_buf *b, ut_str s);

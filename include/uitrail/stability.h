@@ -114,7 +114,8 @@ typedef struct ut_stab ut_stab;
  * after that page's initial render. Scoring never allocates. */
 ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out);
 void ut_stab_free(ut_stab *s);
-/* The bytes a scorer holds (it is one allocation of a fixed size). */
+/* The bytes a scorer from ut_stab_new holds (one allocation of a fixed
+ * size, its copy of the parameters included). */
 size_t ut_stab_size(void);
 
 /* A page load or reload starts a new page: history is forgotten. */

@@ -57,7 +57,7 @@ void ut__mark_responded(ut__tab *t)
 static inline bool points_into(const ut__entry *en, ut_str s)
 {
     uintptr_t begin = (uintptr_t)en->text, at = (uintptr_t)s.ptr;
-    return at >= begin && at < begin + en->off[UT__F__COUNT];
+    return at >= begin && at < begin + ut__entry_text_len(en);
 }
 
 /* Sets the outcome of the click in `slot` with its text fields (which must

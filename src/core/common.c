@@ -149,6 +149,47 @@ ut_status ut_buf_append_cstr(ut_buf *b, const char *s)
     return ut_buf_append(b, s, strlen(s));
 }
 
+/* "00" .. "99": two digits per division. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* Writes the digits of `v` ending at `end`; returns where they begin. */
+static char *digits_before(char *end, uint64_t v)
+{
+    while (v >= 100) {
+        end -= 2;
+        memcpy(end, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, digit_pairs + 2 * v, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
+
+ut_status ut_buf_append_u64(ut_buf *b, uint64_t v)
+{
+    char tmp[20]; /* UINT64_MAX has 20 digits */
+    char *begin = digits_before(tmp + sizeof tmp, v);
+    return ut_buf_append(b, begin, (size_t)(tmp + sizeof tmp - begin));
+}
+
+ut_status ut_buf_append_i64(ut_buf *b, int64_t v)
+{
+    char tmp[21];
+    /* The magnitude as unsigned: -INT64_MIN does not fit an int64_t. */
+    uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char *begin = digits_before(tmp + sizeof tmp, mag);
+    if (v < 0)
+        *--begin = '-';
+    return ut_buf_append(b, begin, (size_t)(tmp + sizeof tmp - begin));
+}
+
 ut_status ut_buf_printf(ut_buf *b, const char *fmt, ...)
 {
     va_list ap;

@@ -19,6 +19,7 @@
 #include "clicks.h"
 #include "dialogs.h"
 #include "num.h"
+#include "stability_shared.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -489,7 +490,7 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
         /* The scorer is made lazily, so that tabs whose sender reports no
          * mutations cost nothing; it must still see the page start where
          * the page loaded, as it would have had it existed then. */
-        if (ut_stab_new(&e->cfg.stab, &t->stab) != UT_OK)
+        if (ut__stab_new_shared(&e->cfg.stab, &t->stab) != UT_OK)
             return UT_ENOMEM;
         if (t->page_load_us)
             ut_stab_page_load(t->stab, t->page_load_us, on_stab_mark, &ms);

@@ -28,13 +28,13 @@ typedef struct ut__held {
 typedef struct ut__reorder {
     ut__held *head;         /* the earliest held event, NULL when none */
     ut__held *tail;         /* the latest */
-    uint32_t count;
     size_t bytes;
+    uint64_t applied_seq;   /* the highest seq applied */
+    uint32_t count;
     bool applied_any;       /* an event has been applied */
     bool has_seq;           /* a sequenced event has been applied */
     bool last_had_seq;      /* the latest event accepted had a seq */
     bool disorder;          /* an event of this tab was held or came late */
-    uint64_t applied_seq;   /* the highest seq applied */
 } ut__reorder;
 
 /* Copies `ev` (a validated, redacted event) into one allocation. NULL when

@@ -51,12 +51,11 @@ static ut__entry *entry_alloc(const ut_str fields[UT__F__COUNT], size_t lens[UT_
         return NULL;
     uint16_t at = 0;
     for (int f = 0; f < UT__F__COUNT; f++) {
-        en->off[f] = at;
         if (lens[f])
             memcpy(en->text + at, fields[f].ptr, lens[f]);
         at = (uint16_t)(at + lens[f]);
+        en->end[f] = at;
     }
-    en->off[UT__F__COUNT] = at;
     return en;
 }
 
@@ -66,10 +65,7 @@ ut__entry *ut__entry_new(uint8_t kind, const ut_str fields[UT__F__COUNT])
     ut__entry *en = entry_alloc(fields, lens);
     if (!en)
         return NULL;
-    uint16_t off[UT__F__COUNT + 1];
-    memcpy(off, en->off, sizeof off);
-    memset(en, 0, offsetof(ut__entry, off));
-    memcpy(en->off, off, sizeof off);
+    memset(en, 0, offsetof(ut__entry, end));
     en->kind = kind;
     return en;
 }
@@ -84,7 +80,7 @@ ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[
     ut__entry *fresh = entry_alloc(merged, lens);
     if (!fresh)
         return UT_ENOMEM;
-    memcpy(fresh, old, offsetof(ut__entry, off));
+    memcpy(fresh, old, offsetof(ut__entry, end));
     ut_free(old);
     *en = fresh;
     return UT_OK;

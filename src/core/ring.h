@@ -59,7 +59,8 @@ enum {
 };
 
 /* One ring entry: a fixed header and its text, in one allocation sized to
- * fit. Field i is text[off[i]] .. text[off[i + 1]]. */
+ * fit. Field i is text[end[i - 1]] .. text[end[i]] (field 0 starts at 0:
+ * no offset is stored for it, which keeps the header at 56 bytes). */
 typedef struct ut__entry {
     int64_t time_us;  /* sender time of the first event folded into it */
     int64_t last_us;  /* sender time of the latest one (debounce, rage, burst) */
@@ -77,7 +78,7 @@ typedef struct ut__entry {
     /* burst: bit i is member i's state (the one bit in state_set, the state
      * every member reported) after its click */
     uint32_t member_on;
-    uint16_t off[UT__F__COUNT + 1];
+    uint16_t end[UT__F__COUNT];
     char text[];
 } ut__entry;
 
@@ -89,9 +90,18 @@ typedef struct ut__entry {
     (UT_BURST_MEMBERS_MAX * (2 * UT__LIST_ITEM_HDR + UT_EL_MAX_BYTES + UT_NAME_MAX_BYTES))
 #define UT__TEXT_FIELD_MAX UT_URL_MAX_BYTES
 
+_Static_assert(sizeof(ut__entry) <= 56, "a ring entry's header stays small (100 000 tabs x 20)");
+
 static inline ut_str ut__entry_field(const ut__entry *en, ut__field f)
 {
-    return (ut_str){en->text + en->off[f], (size_t)(en->off[f + 1] - en->off[f])};
+    uint16_t begin = f ? en->end[f - 1] : 0;
+    return (ut_str){en->text + begin, (size_t)(en->end[f] - begin)};
+}
+
+/* The bytes of text `en` holds after its header. */
+static inline size_t ut__entry_text_len(const ut__entry *en)
+{
+    return en->end[UT__F__COUNT - 1];
 }
 
 /* Allocates an entry holding `fields` (UT_STR_NULL for an empty one), each

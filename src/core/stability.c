@@ -143,6 +143,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "stability_shared.h"
+
 #include "uitrail/limits.h"
 #include "num.h"
 
@@ -188,7 +190,9 @@ typedef struct stab_slice {
 } stab_slice;
 
 struct ut_stab {
-    ut_stab_params p;
+    /* The engine's parameters, shared by every tab's scorer (80 bytes a tab
+     * saved); ut_stab_new's own copy follows the struct. */
+    const ut_stab_params *p;
     int64_t slice_us;         /* window_ms / 6: DOMQuake's tick, and the window's resolution */
     int64_t window_us;
     bool started;             /* a page is being scored */
@@ -469,9 +473,9 @@ static bool target_in_window(const stab_target *tg, int64_t cutoff)
 /* A target whose learned rhythm expects another beat soon keeps its slot. */
 static bool target_rhythm_alive(const ut_stab *s, const stab_target *tg, int64_t t)
 {
-    if (s->p.model != UT_STAB_MODEL_UITRAIL || tg->period_us == 0)
+    if (s->p->model != UT_STAB_MODEL_UITRAIL || tg->period_us == 0)
         return false;
-    double expect = tg->period_us * (1.0 + s->p.churn_rhythm_tolerance);
+    double expect = tg->period_us * (1.0 + s->p->churn_rhythm_tolerance);
     return (double)sub_sat(t, tg->beat_us) <= expect;
 }
 
@@ -555,6 +559,19 @@ static void page_reset(ut_stab *s, int64_t t)
     s->dq_ramp = DQ_DECAY_RAMP_TICKS;
 }
 
+/* A scorer in `s` (zeroed) with the parameters at `p`. */
+static void stab_init(ut_stab *s, const ut_stab_params *p)
+{
+    s->p = p;
+    s->window_us = (int64_t)p->window_ms * 1000;
+    s->slice_us = s->window_us / DQ_WINDOW_TICKS;
+    s->state = UT_PAGE_CHANGING;
+    s->now_us = INT64_MIN;
+    s->page_intensity = 1.0;
+    s->action_us = NO_TIME;
+    window_clear(s);
+}
+
 ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out)
 {
     *out = NULL;
@@ -565,22 +582,36 @@ ut_status ut_stab_new(const ut_stab_params *p, ut_stab **out)
         ut_stab_params_defaults(&params);
     if (ut_stab_params_check(&params) != UT_OK)
         return UT_EINVAL;
+    _Static_assert(sizeof(ut_stab) % _Alignof(ut_stab_params) == 0, "the copy follows the scorer aligned");
+    ut_stab *s = ut_calloc(1, sizeof *s + sizeof params);
+    if (!s)
+        return UT_ENOMEM;
+    ut_stab_params *own = (ut_stab_params *)(s + 1);
+    *own = params;
+    stab_init(s, own);
+    *out = s;
+    return UT_OK;
+}
+
+ut_status ut__stab_new_shared(const ut_stab_params *p, ut_stab **out)
+{
+    *out = NULL;
+    if (ut_stab_params_check(p) != UT_OK)
+        return UT_EINVAL;
     ut_stab *s = ut_calloc(1, sizeof *s);
     if (!s)
         return UT_ENOMEM;
-    s->p = params;
-    s->window_us = (int64_t)params.window_ms * 1000;
-    s->slice_us = s->window_us / DQ_WINDOW_TICKS;
-    s->state = UT_PAGE_CHANGING;
-    s->now_us = INT64_MIN;
-    s->page_intensity = 1.0;
-    s->action_us = NO_TIME;
-    window_clear(s);
+    stab_init(s, p);
     *out = s;
     return UT_OK;
 }
 
 size_t ut_stab_size(void)
+{
+    return sizeof(ut_stab) + sizeof(ut_stab_params);
+}
+
+size_t ut__stab_shared_size(void)
 {
     return sizeof(ut_stab);
 }
@@ -613,9 +644,9 @@ static void dq_tick(ut_stab *s, ut_mark_fn emit, void *ud)
         double progress = (double)s->dq_ramp / DQ_DECAY_RAMP_TICKS;
         s->dq_decayed *= 1.0 - progress * (1.0 - DQ_DECAY_FACTOR_FLOOR);
     }
-    if (rel >= s->p.enter_threshold && s->state != UT_PAGE_CHANGING) {
+    if (rel >= s->p->enter_threshold && s->state != UT_PAGE_CHANGING) {
         emit_mark(s, UT_PAGE_CHANGING, t, rel, emit, ud);
-    } else if (!(s->dq_decayed > s->p.exit_threshold) && s->state != UT_PAGE_STABLE) {
+    } else if (!(s->dq_decayed > s->p->exit_threshold) && s->state != UT_PAGE_STABLE) {
         window_clear(s);
         s->dq_decayed = 0.0;
         emit_mark(s, UT_PAGE_STABLE, t, rel, emit, ud);
@@ -686,7 +717,7 @@ static double level_at(const ut_stab *s, int64_t t)
 {
     if (s->level == 0.0 || t <= s->level_us)
         return s->level;
-    double half_lives = (double)sub_sat(t, s->level_us) / (s->p.decay_half_life_ms * 1000.0);
+    double half_lives = (double)sub_sat(t, s->level_us) / (s->p->decay_half_life_ms * 1000.0);
     return s->level * exp2(-half_lives);
 }
 
@@ -700,10 +731,10 @@ static int64_t ui_stable_due(const ut_stab *s)
      * that showed a loading indicator: its data was in flight, and what
      * arrives renders in pieces like any later change. */
     bool first_settle = s->page_ready && !s->page_settled && !s->page_waited;
-    uint32_t quiet_ms = first_settle ? s->p.load_quiet_ms : s->p.quiet_ms;
+    uint32_t quiet_ms = first_settle ? s->p->load_quiet_ms : s->p->quiet_ms;
     int64_t due = ut__add_sat(s->last_significant_us, (int64_t)quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
-        due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p.busy_cap_ms * 1000));
+        due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p->busy_cap_ms * 1000));
     return due;
 }
 
@@ -729,7 +760,7 @@ static bool paused_rhythm(uint32_t period, int64_t interval, double tol)
 static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r,
                           uint32_t elements, int64_t t)
 {
-    const ut_stab_params *p = &s->p;
+    const ut_stab_params *p = s->p;
     /* A mutation continues the current beat when it follows the target's
      * previous one within churn_min_period_ms (the frames of one swap
      * animation chain up, however long), or is an attribute change in the
@@ -777,13 +808,13 @@ static bool churn_observe(const ut_stab *s, stab_target *tg, const ut_mut_rec *r
  * action_window_ms of it, and the action's response has not settled yet. */
 static bool action_caused(const ut_stab *s, int64_t t)
 {
-    return s->action_us != NO_TIME && sub_sat(t, s->action_us) <= (int64_t)s->p.action_window_ms * 1000;
+    return s->action_us != NO_TIME && sub_sat(t, s->action_us) <= (int64_t)s->p->action_window_ms * 1000;
 }
 
 static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mark_fn emit,
                                   void *ud)
 {
-    const ut_stab_params *p = &s->p;
+    const ut_stab_params *p = s->p;
     double P = page_intensity(ev->dom_elements, ev->dom_depth);
     s->page_intensity = P;
     int64_t slice = slice_of(s, t);
@@ -866,7 +897,7 @@ static void run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit, vo
 {
     if (!s->started)
         return;
-    if (s->p.model == UT_STAB_MODEL_DOMQUAKE)
+    if (s->p->model == UT_STAB_MODEL_DOMQUAKE)
         dq_run_until(s, t, inclusive, emit, ud);
     else
         ui_run_until(s, t, inclusive, emit, ud);
@@ -901,7 +932,7 @@ ut_stab_change ut_stab_mutation(ut_stab *s, const ut_event *ev, ut_mark_fn emit,
     if (!s->started)
         page_reset(s, t);
     s->has_mutations = true;
-    if (s->p.model == UT_STAB_MODEL_DOMQUAKE) {
+    if (s->p->model == UT_STAB_MODEL_DOMQUAKE) {
         s->busy = ev->busy;
         return dq_mutation(s, ev, t);
     }
@@ -912,7 +943,7 @@ void ut_stab_action(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
 {
     int64_t t = clock_to(s, t_us);
     run_until(s, t, true, emit, ud);
-    if (!s->started || s->p.model != UT_STAB_MODEL_UITRAIL)
+    if (!s->started || s->p->model != UT_STAB_MODEL_UITRAIL)
         return;
     s->action_us = t;
     s->action_answered = false;
@@ -922,7 +953,7 @@ void ut_stab_dialog(ut_stab *s, int64_t t_us, ut_mark_fn emit, void *ud)
 {
     int64_t t = clock_to(s, t_us);
     run_until(s, t, true, emit, ud);
-    if (!s->started || s->p.model != UT_STAB_MODEL_UITRAIL)
+    if (!s->started || s->p->model != UT_STAB_MODEL_UITRAIL)
         return;
     s->last_significant_us = max_i64(s->last_significant_us, t);
     if (action_caused(s, t))
@@ -951,7 +982,7 @@ int64_t ut_stab_next_deadline(const ut_stab *s)
 {
     if (!s->started)
         return INT64_MAX;
-    if (s->p.model == UT_STAB_MODEL_UITRAIL)
+    if (s->p->model == UT_STAB_MODEL_UITRAIL)
         return s->state == UT_PAGE_CHANGING ? ui_stable_due(s) : INT64_MAX;
     /* DOMQuake's next mark comes from its ticks: run them on a copy until
      * one emits a mark or nothing more can happen. The window empties and
@@ -965,7 +996,7 @@ int64_t ut_stab_next_deadline(const ut_stab *s)
 
 void ut_stab_status_get(const ut_stab *s, ut_stab_status *out)
 {
-    double intensity = s->p.model == UT_STAB_MODEL_DOMQUAKE ? s->dq_rel : level_at(s, s->now_us);
+    double intensity = s->p->model == UT_STAB_MODEL_DOMQUAKE ? s->dq_rel : level_at(s, s->now_us);
     *out = (ut_stab_status){
         .state = s->state,
         .since_us = s->since_us,

@@ -5,6 +5,7 @@
  * ut_engine_advance and ut_engine_next_deadline cost O(log n) per due tab
  * instead of a scan of every tab. */
 #include "engine_internal.h"
+#include "stability_shared.h"
 
 #include <assert.h>
 #include <string.h>
@@ -69,10 +70,10 @@ size_t ut__tab_bytes(const ut__tab *t)
         n += (size_t)t->ring.cap * sizeof *t->ring.slots;
     for (uint32_t i = 0; i < t->ring.count; i++) {
         const ut__entry *en = *ut__ring_newest(&t->ring, i);
-        n += sizeof *en + en->off[UT__F__COUNT];
+        n += sizeof *en + ut__entry_text_len(en);
     }
     if (t->stab)
-        n += ut_stab_size();
+        n += ut__stab_shared_size();
     return n + t->reorder.bytes;
 }
 

@@ -9,13 +9,13 @@
 #include "budget.h"
 #include "engine_internal.h"
 #include "escape.h"
+#include "isotime.h"
 #include "num.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define US_PER_MS INT64_C(1000)
 #define US_PER_S INT64_C(1000000)
@@ -153,16 +153,21 @@ static ut_status put_clock(ut_buf *out, int64_t time_us, int32_t tz_min)
     return ut_buf_append(out, clock, CLOCK_LEN);
 }
 
-/* Appends an ISO-8601 UTC time with milliseconds, quoted, as a JSON string. */
-static ut_status put_iso_time(ut_buf *out, int64_t time_us)
+/* Appends `before`, the digits of `v`, then `after`: the counts of the
+ * text trace without printf. */
+static void put_num(ut_buf *out, const char *before, uint64_t v, const char *after)
 {
-    time_t secs = (time_t)ut__floor_div(time_us, US_PER_S);
-    int ms = (int)((time_us - (int64_t)secs * US_PER_S) / US_PER_MS);
-    struct tm tm;
-    if (!gmtime_r(&secs, &tm))
-        return ut_buf_append_cstr(out, "null");
-    return ut_buf_printf(out, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
-                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    ut_buf_append_cstr(out, before);
+    ut_buf_append_u64(out, v);
+    ut_buf_append_cstr(out, after);
+}
+
+/* " [error]": a level word in brackets. */
+static void put_level(ut_buf *out, uint8_t level)
+{
+    ut_buf_append_cstr(out, " [");
+    ut_buf_append_cstr(out, ENUM_NAME(ut_level_names, level));
+    ut_buf_append(out, "]", 1);
 }
 
 /* The page state word: "stable", "changing", or "unknown" for a tab that
@@ -206,7 +211,9 @@ static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
         ut_buf_append_cstr(out, " (in the same row)");
         return;
     }
-    ut_buf_printf(out, " (in %s: ", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
+    ut_buf_append_cstr(out, " (in ");
+    ut_buf_append_cstr(out, ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
+    ut_buf_append_cstr(out, ": ");
     clip c = {out, UT_CTX_PRINT_MAX_CHARS, false, false};
     bool first = true;
     while (ut__list_next(&list, &item)) {
@@ -233,7 +240,7 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
 {
     ut_buf_append_cstr(out, alert_word(role));
     if (level != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, level));
+        put_level(out, level);
     ut_buf_append(out, " ", 1);
     put_quoted(out, text);
 }
@@ -288,9 +295,13 @@ static void put_trusted(ut_buf *out, const ut__entry *en)
 /* The word of a burst's one state bit: "checked", "not checked". */
 static void put_state_word(ut_buf *out, uint8_t bit, bool on)
 {
-    for (unsigned i = 0; i < UT_STATE__COUNT; i++)
-        if (bit == (1u << i))
-            ut_buf_printf(out, "%s%s", on ? "" : "not ", ut_state_names[i]);
+    for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
+        if (bit != (1u << i))
+            continue;
+        if (!on)
+            ut_buf_append_cstr(out, "not ");
+        ut_buf_append_cstr(out, ut_state_names[i]);
+    }
 }
 
 static void put_click(ut_buf *out, const ut__line *l, bool same_row)
@@ -300,7 +311,7 @@ static void put_click(ut_buf *out, const ut__line *l, bool same_row)
     ut_buf_append_cstr(out, "click");
     /* A double click reads as one click; more is worth saying. */
     if (rage || en->count > 2)
-        ut_buf_printf(out, " \xC3\x97%" PRIu32, en->count);
+        put_num(out, " \xC3\x97", en->count, "");
     put_role(out, ut__entry_field(en, UT__F_ROLE));
     if (en->flags & UT__EF_SENS) {
         ut_buf_append_cstr(out, " (sensitive)");
@@ -331,7 +342,7 @@ static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
 static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
 {
     const ut__entry *en = l->en;
-    ut_buf_printf(out, "clicked %" PRIu32 "\xC3\x97", en->count);
+    put_num(out, "clicked ", en->count, "\xC3\x97");
     put_role(out, ut__entry_field(en, UT__F_ROLE));
     put_trusted(out, en);
     ut_str list = ut__entry_field(en, UT__F_MEMBERS), el, name;
@@ -360,13 +371,15 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
         shown++;
     }
     if (en->count > shown) {
-        ut_buf_printf(out, " %s (+%" PRIu32 " more", ELLIPSIS, en->count - shown);
+        ut_buf_append(out, " ", 1);
+        ut_buf_append_cstr(out, ELLIPSIS);
+        put_num(out, " (+", en->count - shown, " more");
         if (bit && !uniform && stored > shown) {
             uint32_t rest_on = burst_on_count(en, shown, stored);
             ut_buf_append_cstr(out, ": ");
-            ut_buf_printf(out, "%" PRIu32 " ", rest_on);
+            put_num(out, "", rest_on, " ");
             put_state_word(out, bit, true);
-            ut_buf_printf(out, ", %" PRIu32 " ", stored - shown - rest_on);
+            put_num(out, ", ", stored - shown - rest_on, " ");
             put_state_word(out, bit, false);
         }
         ut_buf_append_cstr(out, ")");
@@ -381,7 +394,7 @@ static void put_app(ut_buf *out, const ut__entry *en)
 {
     ut_buf_append_cstr(out, "app event");
     if (en->detail != UT_LEVEL_NONE)
-        ut_buf_printf(out, " [%s]", ENUM_NAME(ut_level_names, en->detail));
+        put_level(out, en->detail);
     ut_buf_append(out, " ", 1);
     put_quoted(out, ut__entry_field(en, UT__F_NAME));
     ut_str text = ut__entry_field(en, UT__F_TEXT);
@@ -409,7 +422,7 @@ static void put_change(ut_buf *out, const ut__entry *en)
     ut_str role = ut__entry_field(en, UT__F_ROLE);
     bool sens = en->flags & UT__EF_SENS;
     if (en->flags & UT__EF_HAS_LEN && !(en->flags & UT__EF_HAS_VALUE)) {
-        ut_buf_printf(out, "typed %" PRIu32 " char%s into", en->count, en->count == 1 ? "" : "s");
+        put_num(out, "typed ", en->count, en->count == 1 ? " char into" : " chars into");
     } else {
         ut_buf_append_cstr(out, en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? "set"
                                                                                      : "changed");
@@ -525,7 +538,7 @@ static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
         put_clock(out, l->again_us[k], tz);
     }
     if (l->again > UT__AGAIN_SHOWN)
-        ut_buf_printf(out, " and %" PRIu32 " more times", l->again - UT__AGAIN_SHOWN);
+        put_num(out, " and ", l->again - UT__AGAIN_SHOWN, " more times");
     if (l->again)
         ut_buf_append(out, ")", 1);
     ut_buf_append(out, "\n", 1);
@@ -633,7 +646,29 @@ static void trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
 
 static void json_key(ut_buf *out, const char *key)
 {
-    ut_buf_printf(out, ",\"%s\":", key);
+    ut_buf_append(out, ",\"", 2);
+    ut_buf_append_cstr(out, key);
+    ut_buf_append(out, "\":", 2);
+}
+
+static void json_u64(ut_buf *out, const char *key, uint64_t v)
+{
+    json_key(out, key);
+    ut_buf_append_u64(out, v);
+}
+
+static void json_bool(ut_buf *out, const char *key, bool v)
+{
+    json_key(out, key);
+    ut_buf_append_cstr(out, v ? "true" : "false");
+}
+
+/* `{"kind":"word"`, the start of an object; `word` needs no escaping. */
+static void json_open_kind(ut_buf *out, const char *word)
+{
+    ut_buf_append_cstr(out, "{\"kind\":\"");
+    ut_buf_append_cstr(out, word);
+    ut_buf_append(out, "\"", 1);
 }
 
 static void json_str_field(ut_buf *out, const char *key, ut_str v)
@@ -648,7 +683,8 @@ static void json_ctx(ut_buf *out, const ut__entry *en)
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
+    json_open_kind(out, ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
+    ut_buf_append(out, ",", 1);
     if (en->ctx_kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (bool first = true; ut__list_next(&list, &item); first = false) {
@@ -676,8 +712,9 @@ static void json_state(ut_buf *out, uint8_t set, uint8_t on)
     for (unsigned i = 0; i < UT_STATE__COUNT; i++) {
         if (!(set & (1u << i)))
             continue;
-        ut_buf_printf(out, "%s\"%s\":%s", first ? "" : ",", ut_state_names[i],
-                      on & (1u << i) ? "true" : "false");
+        ut_buf_append_cstr(out, first ? "\"" : ",\"");
+        ut_buf_append_cstr(out, ut_state_names[i]);
+        ut_buf_append_cstr(out, on & (1u << i) ? "\":true" : "\":false");
         first = false;
     }
     ut_buf_append(out, "}", 1);
@@ -740,9 +777,9 @@ static void json_times(ut_buf *out, const json_style *js, const char *key, const
         ut_buf_append(out, "\"", 1);
         return;
     }
-    put_iso_time(out, us);
+    ut__buf_append_iso_time(out, us);
     json_key(out, ms_key);
-    ut_buf_printf(out, "%" PRId64, ut__floor_div(us, US_PER_MS));
+    ut_buf_append_i64(out, ut__floor_div(us, US_PER_MS));
 }
 
 /* "el", which only the compact form leaves out. */
@@ -756,15 +793,16 @@ static void json_click_flags(ut_buf *out, const json_style *js, const ut__entry 
 {
     bool sens = en->flags & UT__EF_SENS, rage = en->flags & UT__EF_RAGE;
     if (!js->compact) {
-        ut_buf_printf(out, ",\"sensitive\":%s,\"repeat\":%" PRIu32 ",\"rage\":%s",
-                      sens ? "true" : "false", en->count, rage ? "true" : "false");
+        json_bool(out, "sensitive", sens);
+        json_u64(out, "repeat", en->count);
+        json_bool(out, "rage", rage);
         json_times(out, js, "last_time", "last_ms", en->last_us);
         return;
     }
     if (sens)
         ut_buf_append_cstr(out, ",\"sensitive\":true");
     if (en->count > 1) {
-        ut_buf_printf(out, ",\"repeat\":%" PRIu32, en->count);
+        json_u64(out, "repeat", en->count);
         json_times(out, js, "last_time", "last_ms", en->last_us);
     }
     if (rage)
@@ -791,7 +829,8 @@ static void json_entry_burst(ut_buf *out, const ut__entry *en, const json_style 
 {
     json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
     json_ctx(out, en);
-    ut_buf_printf(out, ",\"count\":%" PRIu32 ",\"members\":[", en->count);
+    json_u64(out, "count", en->count);
+    ut_buf_append_cstr(out, ",\"members\":[");
     ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
     uint32_t member = 0;
     for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
@@ -823,13 +862,13 @@ static void json_entry_change(ut_buf *out, const ut__entry *en, const json_style
         json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
     json_el(out, js, ut__entry_field(en, UT__F_EL));
     if (sens || !js->compact)
-        ut_buf_printf(out, ",\"sensitive\":%s", sens ? "true" : "false");
+        json_bool(out, "sensitive", sens);
     if (en->flags & UT__EF_HAS_VALUE)
         json_str_field(out, "value", ut__entry_field(en, UT__F_TEXT));
     if (en->flags & UT__EF_HAS_LEN)
-        ut_buf_printf(out, ",\"len\":%" PRIu32, en->count);
+        json_u64(out, "len", en->count);
     if (en->flags & UT__EF_HAS_CHECKED)
-        ut_buf_printf(out, ",\"checked\":%s", en->flags & UT__EF_CHECKED ? "true" : "false");
+        json_bool(out, "checked", en->flags & UT__EF_CHECKED);
     json_trusted(out, en);
 }
 
@@ -863,7 +902,7 @@ static void json_entry_alert(ut_buf *out, const ut__entry *en)
 static void json_entry_dialog(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     ut_str text = ut__entry_field(en, UT__F_TEXT);
-    ut_buf_printf(out, ",\"state\":\"%s\"", en->kind == UT__E_DIALOG_OPEN ? "open" : "close");
+    json_str_field(out, "state", ut_str_cstr(en->kind == UT__E_DIALOG_OPEN ? "open" : "close"));
     json_str_field(out, "role", ut__entry_field(en, UT__F_ROLE));
     json_str_field(out, "name", ut__entry_field(en, UT__F_NAME));
     json_el(out, js, ut__entry_field(en, UT__F_EL));
@@ -889,7 +928,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
         [UT__E_CHANGE] = "change", [UT__E_ALERT] = "alert", [UT__E_DIALOG_OPEN] = "dialog",
         [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app",
     };
-    ut_buf_printf(out, "{\"kind\":\"%s\"", ENUM_NAME(kinds, en->kind));
+    json_open_kind(out, ENUM_NAME(kinds, en->kind));
     json_times(out, js, "time", "ms", en->time_us);
     switch ((ut__entry_kind)en->kind) {
     case UT__E_CLICK: json_entry_click(out, en, js); break;
@@ -1036,8 +1075,11 @@ ut_status ut_engine_tabs_json(const ut_engine *e, ut_buf *out)
         ut_buf_append_json_str(out, ut__tab_key(t));
         json_str_field(out, "url", ut__tab_url(t));
         json_str_field(out, "title", ut__tab_title(t));
-        ut_buf_printf(out, ",\"events\":%" PRIu32 ",\"state\":\"%s\",\"last\":%" PRId64 "}",
-                      t->ring.count, page_state_name(&page), ut__floor_div(t->last_us, US_PER_MS));
+        json_u64(out, "events", t->ring.count);
+        json_str_field(out, "state", ut_str_cstr(page_state_name(&page)));
+        json_key(out, "last");
+        ut_buf_append_i64(out, ut__floor_div(t->last_us, US_PER_MS));
+        ut_buf_append(out, "}", 1);
     }
     ut_buf_append(out, "]", 1);
     return ut_buf_end(out, mark, UT_OK);
@@ -1048,7 +1090,8 @@ static void json_event_ctx(ut_buf *out, const ut_ctx *ctx)
     if (ctx->kind == UT_CTX_NONE)
         return;
     json_key(out, "ctx");
-    ut_buf_printf(out, "{\"kind\":\"%s\",", ENUM_NAME(ut_ctx_kind_names, ctx->kind));
+    json_open_kind(out, ENUM_NAME(ut_ctx_kind_names, ctx->kind));
+    ut_buf_append(out, ",", 1);
     if (ctx->kind == UT_CTX_ROW) {
         ut_buf_append_cstr(out, "\"cells\":[");
         for (uint32_t i = 0; i < ctx->ncells && i < UT_CTX_CELLS_MAX; i++) {
@@ -1082,7 +1125,7 @@ static void event_json_input(ut_buf *out, const ut_event *ev)
     if (!ev->sens)
         json_str_field(out, "name", ev->name);
     json_str_field(out, "el", ev->el);
-    ut_buf_printf(out, ",\"sens\":%s", ev->sens ? "true" : "false");
+    json_bool(out, "sens", ev->sens);
     if (ev->untrusted)
         ut_buf_append_cstr(out, ",\"trusted\":false");
     if (ev->kind == UT_KIND_CLICK) {
@@ -1096,25 +1139,33 @@ static void event_json_input(ut_buf *out, const ut_event *ev)
     if (ev->has_value && !ev->sens)
         json_str_field(out, "value", ev->value);
     if (ev->has_len)
-        ut_buf_printf(out, ",\"len\":%" PRIu32, ev->len);
+        json_u64(out, "len", ev->len);
     if (ev->has_checked)
-        ut_buf_printf(out, ",\"checked\":%s", ev->checked ? "true" : "false");
+        json_bool(out, "checked", ev->checked);
 }
 
 static void event_json_mutation(ut_buf *out, const ut_event *ev)
 {
-    ut_buf_printf(out, ",\"dom\":[%" PRIu32 ",%" PRIu32 "],\"recs\":[", ev->dom_elements,
-                  ev->dom_depth);
+    ut_buf_append_cstr(out, ",\"dom\":[");
+    ut_buf_append_u64(out, ev->dom_elements);
+    ut_buf_append(out, ",", 1);
+    ut_buf_append_u64(out, ev->dom_depth);
+    ut_buf_append_cstr(out, "],\"recs\":[");
     for (uint32_t i = 0; i < ev->nrecs; i++) {
         const ut_mut_rec *r = &ev->recs[i];
         ut_buf_append_cstr(out, i ? ",[" : "[");
         ut_buf_append_json_str(out, r->el);
-        ut_buf_printf(out, ",%d,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 "]", (int)r->kind,
-                      r->depth, r->subtree, r->nodes, r->bytes);
+        const uint64_t nums[] = {(uint64_t)r->kind, r->depth, r->subtree, r->nodes, r->bytes};
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+            ut_buf_append(out, ",", 1);
+            ut_buf_append_u64(out, nums[k]);
+        }
+        ut_buf_append(out, "]", 1);
     }
-    ut_buf_printf(out, "],\"busy\":%" PRIu32, ev->busy);
+    ut_buf_append(out, "]", 1);
+    json_u64(out, "busy", ev->busy);
     if (ev->dropped)
-        ut_buf_printf(out, ",\"dropped\":%" PRIu32, ev->dropped);
+        json_u64(out, "dropped", ev->dropped);
     if (ev->loaded)
         ut_buf_append_cstr(out, ",\"loaded\":true");
 }
@@ -1141,12 +1192,12 @@ static void event_json_app(ut_buf *out, const ut_event *ev)
 ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
 {
     ut_buf_mark mark = ut_buf_begin(out);
-    ut_buf_printf(out, "{\"kind\":\"%s\"", ut_kind_name(ev->kind));
+    json_open_kind(out, ut_kind_name(ev->kind));
     json_str_field(out, "tab", ev->tab);
     static const json_style full = {false, 0};
     json_times(out, &full, "time", "ms", ev->time_us);
     if (ev->has_seq)
-        ut_buf_printf(out, ",\"seq\":%" PRIu64, ev->seq);
+        json_u64(out, "seq", ev->seq);
     switch (ev->kind) {
     case UT_KIND_NAV: event_json_nav(out, ev); break;
     case UT_KIND_CLICK:
@@ -1158,7 +1209,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
             json_str_field(out, "level", ut_str_cstr(ENUM_NAME(ut_level_names, ev->level)));
         break;
     case UT_KIND_DIALOG:
-        ut_buf_printf(out, ",\"state\":\"%s\"", ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close");
+        json_str_field(out, "state", ut_str_cstr(ev->dialog_state == UT_DIALOG_OPEN ? "open" : "close"));
         json_str_field(out, "role", ev->role);
         json_str_field(out, "name", ev->name);
         json_str_field(out, "el", ev->el);
@@ -1166,7 +1217,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         break;
     case UT_KIND_MUTATION: event_json_mutation(out, ev); break;
     case UT_KIND_UNLOAD:
-        ut_buf_printf(out, ",\"persisted\":%s", ev->persisted ? "true" : "false");
+        json_bool(out, "persisted", ev->persisted);
         break;
     case UT_KIND_APP: event_json_app(out, ev); break;
     case UT_KIND_CLOSE:

@@ -232,15 +232,21 @@ void ut__http_respond(ut__conn *c, int status, const char *content_type, const c
     close = close || !http_of(c)->keep_alive || d->stopping;
     ut_buf *out = &d->out;
     ut_buf_reset(out);
-    ut_buf_printf(out,
-                  "HTTP/1.1 %d %s\r\n"
-                  "Content-Type: %s\r\n"
-                  "Content-Length: %zu\r\n"
-                  "Cache-Control: no-store\r\n"
-                  "X-Content-Type-Options: nosniff\r\n"
-                  "%s%s\r\n",
-                  status, ut__http_reason_phrase(status), content_type, body_len,
-                  extra_headers ? extra_headers : "", close ? "Connection: close\r\n" : "");
+    /* Appends, not printf: every answer, the trace reads' included, goes
+     * through here. */
+    ut_buf_append_cstr(out, "HTTP/1.1 ");
+    ut_buf_append_i64(out, status);
+    ut_buf_append(out, " ", 1);
+    ut_buf_append_cstr(out, ut__http_reason_phrase(status));
+    ut_buf_append_cstr(out, "\r\nContent-Type: ");
+    ut_buf_append_cstr(out, content_type);
+    ut_buf_append_cstr(out, "\r\nContent-Length: ");
+    ut_buf_append_u64(out, body_len);
+    ut_buf_append_cstr(out, "\r\nCache-Control: no-store\r\n"
+                            "X-Content-Type-Options: nosniff\r\n");
+    if (extra_headers)
+        ut_buf_append_cstr(out, extra_headers);
+    ut_buf_append_cstr(out, close ? "Connection: close\r\n\r\n" : "\r\n");
     /* The answer to HEAD is the answer to GET without its body (RFC 9110
      * 9.3.2): the same Content-Length, no content. */
     if (http_of(c)->req.method == HTTP_HEAD)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "stability_shared.h"
 
 static ut_str key_of(char *buf, size_t cap, unsigned i)
 {
@@ -200,7 +201,9 @@ static void test_tabs_entry_fields_and_rebuild(void **state)
     assert_non_null(en);
     en->count = 3;
     /* Sized to fit: the header plus the text. */
-    assert_int_equal(en->off[UT__F__COUNT], strlen("buttonSavesave"));
+    assert_int_equal(ut__entry_text_len(en), strlen("buttonSavesave"));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_ROLE), "button"));
+    assert_int_equal(ut__entry_field(en, UT__F_CTX).len, 0);
     ut_str repl[UT__F__COUNT] = {0};
     repl[UT__F_OUT_TEXT] = UT_STR_LIT("/next");
     assert_int_equal(ut__entry_rebuild(&en, 1u << UT__F_OUT_TEXT, repl), UT_OK);
@@ -254,6 +257,29 @@ static void test_tabs_list_encoding(void **state)
     ut_buf_free(&b);
 }
 
+/* The per-tab sizes that 100 000 tabs multiply (README, "What one daemon
+ * sustains"): the entry header, the tab, and the scorer, which reads the
+ * engine's parameters instead of holding a copy; ut__tab_bytes counts the
+ * scorer the engine makes. */
+static void test_tabs_per_tab_sizes(void **state)
+{
+    (void)state;
+    assert_true(sizeof(ut__entry) <= 56);
+    assert_true(sizeof(ut__tab) <= 312);
+    assert_int_equal(ut__stab_shared_size() + sizeof(ut_stab_params), ut_stab_size());
+    ut_engine *e = engine_default();
+    ut_event ev = ev_mutation_big("t", AT(0));
+    apply_ok(e, &ev);
+    const ut__tab *t = ut__tabs_find(&e->tabs, UT_STR_LIT("t"));
+    assert_non_null(t);
+    assert_non_null(t->stab);
+    ut__tab bare = {0};
+    bare.key_len = t->key_len;
+    assert_int_equal(ut__tab_bytes(t) - ut__tab_bytes(&bare) - t->reorder.bytes,
+                     ut__stab_shared_size() + (t->ring.slots ? t->ring.cap * sizeof(ut__entry *) : 0));
+    ut_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_tabs_entry_fields_and_rebuild),
         cmocka_unit_test(test_tabs_entry_field_cut_on_utf8_boundary),
         cmocka_unit_test(test_tabs_list_encoding),
+        cmocka_unit_test(test_tabs_per_tab_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

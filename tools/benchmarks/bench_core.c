@@ -58,8 +58,11 @@ static ut_engine *engine_new(uint32_t max_tabs)
 {
     ut_config cfg;
     ut_config_defaults(&cfg);
-    if (max_tabs > cfg.max_tabs)
+    if (max_tabs > cfg.max_tabs) {
         cfg.max_tabs = max_tabs;
+        cfg.max_memory = 0; /* a million ordinary tabs hold more than the default budget */
+        cfg.idle_ms = UINT32_MAX; /* and their start times spread over hours */
+    }
     char err[256];
     ut_engine *e;
     ut_status st = ut_engine_new(&cfg, &e, err, sizeof err);
@@ -286,14 +289,40 @@ static uint64_t rss_bytes(void)
     return kb * 1024;
 }
 
+/* Nanoseconds per text trace of a tab spread over all `tabs` (a stride by
+ * a large prime), so that a large table's cache misses are in the figure. */
+static double trace_spread_ns(ut_engine *e, uint32_t tabs, uint32_t reads)
+{
+    ut_trace_opts opts = UT_TRACE_OPTS_DEFAULT;
+    ut_buf out = UT_BUF_INIT;
+    char id[24];
+    uint64_t elapsed = 0;
+    for (uint32_t i = 0; i < reads; i++) {
+        ut__bench_tab_id((uint32_t)(((uint64_t)i * 2654435761u) % tabs), id, sizeof id);
+        ut_buf_reset(&out);
+        uint64_t t0 = now_ns();
+        ut_status st = ut_engine_trace(e, ut_str_cstr(id), &opts, &out);
+        elapsed += now_ns() - t0;
+        if (st != UT_OK)
+            fail("serializing a trace", st);
+    }
+    ut_buf_free(&out);
+    return (double)elapsed / reads;
+}
+
+/* Resident bytes per tab with a full ring, the counted bytes (ut__tab_bytes)
+ * beside them, how long filling took per event (generating the event
+ * included) and a text trace read of a tab anywhere in the table. */
 static void bench_memory(uint32_t tabs)
 {
     ut_engine *e = engine_new(tabs);
     uint64_t before = rss_bytes();
+    uint64_t t0 = now_ns();
     uint32_t steps = fill_tab(e, 0);
     for (uint32_t tab = 1; tab < tabs; tab++)
         for (uint32_t step = 0; step < steps; step++)
             apply_step(e, tab, step);
+    double fill_ns = (double)(now_ns() - t0) / ((double)tabs * steps);
     uint64_t after = rss_bytes();
     ut_engine_stats stats;
     ut_engine_stats_get(e, &stats);
@@ -301,8 +330,10 @@ static void bench_memory(uint32_t tabs)
         fprintf(stderr, "bench_core: %" PRIu64 " tabs kept of %u\n", stats.tabs, tabs);
         exit(1);
     }
-    printf("tabs=%u rss_before=%" PRIu64 " rss_after=%" PRIu64 " bytes_per_tab=%.0f events_per_tab=%u\n", tabs,
-           before, after, (double)(after - before) / tabs, steps);
+    printf("tabs=%u rss_before=%" PRIu64 " rss_after=%" PRIu64 " bytes_per_tab=%.0f counted_per_tab=%.0f "
+           "events_per_tab=%u fill_event_ns=%.0f trace_spread_ns=%.0f\n",
+           tabs, before, after, (double)(after - before) / tabs, (double)stats.tab_bytes / tabs, steps,
+           fill_ns, trace_spread_ns(e, tabs, 20000));
     ut_engine_free(e);
 }
 
