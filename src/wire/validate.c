@@ -342,6 +342,10 @@ static ut_status validate_common(vctx *c)
                       o->via.str.size, UT_TAB_MAX_BYTES);
     if ((st = intern_text(c->v, o, UT_TAB_MAX_BYTES, &ev->tab)) != UT_OK)
         return st;
+    /* Cleaning drops invisible characters: a tab id made of nothing else
+     * is as empty as "" (and would not survive a resend). */
+    if (ev->tab.len == 0)
+        return reject(c, UT_REJECT_BAD_VALUE, "field \"tab\" is empty once invisible characters are dropped");
 
     if ((o = c->fields[F_SEQ]) != NULL) {
         if ((st = uint_at(c, "seq", o, UINT64_MAX, &ev->seq)) != UT_OK)

@@ -53,6 +53,9 @@ static const wt_record_case bad_records[] = {
     {"click", "{\"role\":\"button\",\"name\":\"A\",\"el\":\"a\"}", "reject missing_field: uitrail.click: field \"tab\" is missing"},
     {"click", "{\"tab\":1}", "reject wrong_type: uitrail.click: field \"tab\" must be a string, not an integer"},
     {"click", "{\"tab\":\"\"}", "reject bad_value: uitrail.click: field \"tab\" is empty"},
+    /* A C1 control alone (U+009E) is dropped by the cleaning: as empty. */
+    {"click", "{\"tab\":\"\xC2\x9E\u200B\"}",
+     "reject bad_value: uitrail.click: field \"tab\" is empty once invisible characters are dropped"},
     {"close", "{\"tab\":\"" "0123456789012345678901234567890123456789012345678901234567890123"
               "01234567890123456789012345678901234567890123456789012345678901234" "\"}",
      "reject bad_value: uitrail.close: field \"tab\" is 129 bytes, over the limit of 128"},
