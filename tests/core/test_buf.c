@@ -175,7 +175,7 @@ static void test_buf_append_integers(void **state)
 static void check_iso(int64_t us)
 {
     int64_t secs = ut__floor_div(us, 1000000);
-    int ms = (int)((us - secs * 1000000) / 1000);
+    int ms = (int)((us % 1000000 + 1000000) % 1000000 / 1000); /* no secs * 1e6: INT64_MIN */
     time_t t = (time_t)secs;
     struct tm tm;
     assert_non_null(gmtime_r(&t, &tm));
