@@ -39,7 +39,8 @@ static void put_digits(char *end, unsigned v, int width)
 ut_status ut__buf_append_iso_time(ut_buf *out, int64_t time_us)
 {
     int64_t secs = ut__floor_div(time_us, US_PER_S);
-    unsigned ms = (unsigned)((time_us - secs * US_PER_S) / US_PER_MS);
+    /* Not time_us - secs * US_PER_S: that overflows at INT64_MIN. */
+    unsigned ms = (unsigned)((time_us % US_PER_S + US_PER_S) % US_PER_S / US_PER_MS);
     int64_t days = ut__floor_div(secs, SECONDS_PER_DAY);
     unsigned sod = (unsigned)(secs - days * SECONDS_PER_DAY);
     int64_t year;
