@@ -32,6 +32,18 @@ column() {
     $1 == label && (label != "front" || $2 != "*") { print $(col[name]); exit }' "$work/out"
 }
 
+# Waits until the daemon started in the background (pid $1, its output in
+# $work/daemon.err) says it is ready, or has exited, for at most 20 s: a
+# bound for a loaded machine, not a measurement.
+wait_ready() {
+  for _ in $(seq 400); do
+    grep -q ready "$work/daemon.err" && return 0
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.05
+  done
+}
+daemon_state() { if kill -0 "$1" 2>/dev/null; then echo "still running, silent"; else echo "exited"; fi; }
+
 case "$case_name" in
 labelled)
   # The run CI makes: the output's shape, and a recommendation without a
@@ -286,18 +298,18 @@ daemon_runs_recommended)
   rt=$work/rt
   mkdir -m 700 "$rt"
   # shellcheck disable=SC2086 # the options are words
-  timeout 10 "$UITRAILD" --runtime-dir "$rt" --http off $options >"$work/daemon.err" 2>&1 &
+  timeout 30 "$UITRAILD" --runtime-dir "$rt" --http off $options >"$work/daemon.err" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do grep -q ready "$work/daemon.err" && break; sleep 0.05; done
-  grep -q ready "$work/daemon.err" || { cat "$work/daemon.err" >&2; fail "uitraild refused the recommended options"; }
+  wait_ready "$pid"
+  grep -q ready "$work/daemon.err" || { cat "$work/daemon.err" >&2; fail "uitraild refused the recommended options ($(daemon_state "$pid"))"; }
   kill "$pid"; wait "$pid"
   # shellcheck disable=SC2086
   set -- $options
   while [ $# -ge 2 ]; do echo "${1#--} = $2"; shift 2; done >"$work/tuned.conf"
-  timeout 10 "$UITRAILD" --runtime-dir "$rt" --http off --config "$work/tuned.conf" >"$work/daemon.err" 2>&1 &
+  timeout 30 "$UITRAILD" --runtime-dir "$rt" --http off --config "$work/tuned.conf" >"$work/daemon.err" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do grep -q ready "$work/daemon.err" && break; sleep 0.05; done
-  grep -q ready "$work/daemon.err" || { cat "$work/tuned.conf" "$work/daemon.err" >&2; fail "uitraild refused the config"; }
+  wait_ready "$pid"
+  grep -q ready "$work/daemon.err" || { cat "$work/tuned.conf" "$work/daemon.err" >&2; fail "uitraild refused the config ($(daemon_state "$pid"))"; }
   kill "$pid"; wait "$pid" ;;
 *)
   echo "tune_cli_test.sh: unknown case $case_name" >&2
