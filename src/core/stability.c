@@ -853,10 +853,10 @@ static ut_stab_change ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_
     bool busy_ends = ev->busy == 0 && busy_before > 0;
     if (busy_starts)
         s->busy_since_us = t;
-    if (ev->busy > 0 && !s->page_settled)
-        s->page_waited = true;
     else if (ev->busy == 0)
         s->busy_since_us = NO_TIME;
+    if (ev->busy > 0 && !s->page_settled)
+        s->page_waited = true;
 
     bool significant = flush >= p->exit_threshold || ev->dropped > 0;
     if (significant || busy_ends || busy_starts)
