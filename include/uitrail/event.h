@@ -167,6 +167,8 @@ typedef struct ut_event {
     const ut_mut_rec *recs;
     uint32_t nrecs;
     uint32_t busy;
+    uint32_t net;    /* requests in flight after the flush (absent: 0) */
+    bool has_net;    /* the sender counts requests (the record had `net`) */
     uint32_t dropped;
     bool loaded; /* the document finished loading with nothing pending */
 } ut_event;

@@ -1164,6 +1164,8 @@ static void event_json_mutation(ut_buf *out, const ut_event *ev)
     }
     ut_buf_append(out, "]", 1);
     json_u64(out, "busy", ev->busy);
+    if (ev->has_net)
+        json_u64(out, "net", ev->net);
     if (ev->dropped)
         json_u64(out, "dropped", ev->dropped);
     if (ev->loaded)

@@ -69,7 +69,7 @@ static size_t record_fields(const ut_event *ev, bool with_rt)
     case UT_KIND_APP: return n + 2 + (ev->level != UT_LEVEL_NONE) + (ev->ndata != 0);
     case UT_KIND_ALERT: return n + 2 + (ev->level != UT_LEVEL_NONE);
     case UT_KIND_DIALOG: return n + 5;
-    case UT_KIND_MUTATION: return n + 3 + (ev->dropped != 0) + ev->loaded;
+    case UT_KIND_MUTATION: return n + 3 + ev->has_net + (ev->dropped != 0) + ev->loaded;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }
@@ -134,6 +134,8 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
                   msgpack_pack_uint32(pk, r->nodes) || msgpack_pack_uint32(pk, r->bytes);
         }
         rc |= pack_uint_field(pk, "busy", ev->busy);
+        if (ev->has_net)
+            rc |= pack_uint_field(pk, "net", ev->net);
         if (ev->dropped)
             rc |= pack_uint_field(pk, "dropped", ev->dropped);
         if (ev->loaded)

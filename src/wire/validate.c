@@ -93,19 +93,19 @@ bool ut__wire_time_us(const msgpack_object *t, int64_t *out_us)
 typedef enum field {
     F_TAB, F_SEQ, F_RT, F_URL, F_TITLE, F_HOW, F_TZ, F_ROLE, F_NAME, F_EL, F_CTX, F_STATE,
     F_SENS, F_VALUE, F_LEN, F_CHECKED, F_TEXT, F_LEVEL, F_DOM, F_RECS, F_BUSY, F_DROPPED,
-    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED,
+    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET,
     F__COUNT
 } field;
 
 static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
-    "trusted", "sort", "persisted", "data", "loaded",
+    "trusted", "sort", "persisted", "data", "loaded", "net",
 };
 /* Their lengths, so that a key is told from a name by its length and first
  * byte before any memcmp (ut__record_validator_init checks the table). */
 static const uint8_t field_lens[F__COUNT] = {
-    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6,
+    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3,
 };
 
 /* The fields by their first letter (field + 1; 0 ends a list), so that a
@@ -119,7 +119,7 @@ static const uint8_t fields_by_letter[26][6] = {
     BY('e') = {F_EL + 1},
     BY('h') = {F_HOW + 1},
     BY('l') = {F_LEN + 1, F_LEVEL + 1, F_LOADED + 1},
-    BY('n') = {F_NAME + 1},
+    BY('n') = {F_NAME + 1, F_NET + 1},
     BY('p') = {F_PERSISTED + 1},
     BY('r') = {F_RT + 1, F_ROLE + 1, F_RECS + 1},
     BY('s') = {F_SEQ + 1, F_STATE + 1, F_SENS + 1, F_SORT + 1},
@@ -678,6 +678,7 @@ static ut_status validate_mutation(vctx *c)
     ev->dom_depth = (uint32_t)u;
 
     if ((st = take_u32(c, F_BUSY, true, NULL, &ev->busy)) != UT_OK ||
+        (st = take_u32(c, F_NET, false, &ev->has_net, &ev->net)) != UT_OK ||
         (st = take_u32(c, F_DROPPED, false, NULL, &ev->dropped)) != UT_OK ||
         (st = take_bool(c, F_LOADED, NULL, &ev->loaded)) != UT_OK ||
         (st = get_field(c, F_RECS, true, &o)) != UT_OK ||

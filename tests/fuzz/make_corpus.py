@@ -146,6 +146,12 @@ def record_seeds():
                                                           "loaded": True})
     s["loaded-not-bool"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
                                                                    "recs": [], "loaded": 1})
+    s["net"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0, "recs": [],
+                                                       "net": 2})
+    s["net-negative"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
+                                                                "recs": [], "net": -1})
+    s["net-huge"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
+                                                            "recs": [], "net": 1 << 40})
     s["many-recs"] = bytes([5]) + pack({"tab": "t", "dom": [1, 1], "busy": 0,
                                          "recs": [["e%d" % i, 1, 1, 1, 1, 1] for i in range(520)]})
     s["long-text"] = bytes([4]) + pack({"tab": "t", "state": "open", "role": "dialog", "el": "d",

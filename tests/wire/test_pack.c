@@ -56,7 +56,9 @@ static void sample_events(ut_event ev[], size_t *n)
                          .dom_depth = 14, .recs = recs, .nrecs = 3, .busy = 1, .dropped = 7};
     ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 6, .tab = S("t1"), .recs = NULL, .nrecs = 0};
     ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 7, .tab = S("t1"), .dom_elements = 40,
-                         .dom_depth = 6, .recs = NULL, .nrecs = 0, .loaded = true};
+                         .dom_depth = 6, .recs = NULL, .nrecs = 0, .loaded = true, .has_net = true};
+    ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 8, .tab = S("t1"), .dom_elements = 40,
+                         .dom_depth = 6, .recs = NULL, .nrecs = 0, .has_net = true, .net = 3};
     ev[k++] = (ut_event){.kind = UT_KIND_CLOSE, .time_us = 0, .tab = S("t2"), .has_seq = true,
                          .seq = UINT64_MAX};
     *n = k;

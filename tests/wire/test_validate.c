@@ -44,6 +44,13 @@ static const wt_record_case good_records[] = {
      "dom=12/4 busy=0 dropped=0 recs=0 loaded"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"loaded\":false}",
      "dom=12/4 busy=0 dropped=0 recs=0"},
+    /* net: the requests in flight; absent is "not counted", 0 is "none". */
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"net\":3}",
+     "dom=12/4 busy=0 dropped=0 recs=0 net=3"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"net\":0,\"loaded\":true}",
+     "dom=12/4 busy=0 dropped=0 recs=0 net=0 loaded"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"net\":4294967295}",
+     "dom=12/4 busy=0 dropped=0 recs=0 net=4294967295"},
     {"close", "{\"tab\":\"t\",\"rt\":1718000000500000}", "event close t=1718000000000000 rt=1718000000500000 tab=\"t\""},
 };
 
@@ -107,6 +114,12 @@ static const wt_record_case bad_records[] = {
      "reject wrong_type: uitrail.mutation: field \"dom\" must be [elements, depth]"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"recs\":[]}", "reject missing_field: uitrail.mutation: field \"busy\" is missing"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0}", "reject missing_field: uitrail.mutation: field \"recs\" is missing"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"net\":\"2\"}",
+     "reject wrong_type: uitrail.mutation: field \"net\" must be an unsigned integer, not a string"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"net\":-1}",
+     "reject wrong_type: uitrail.mutation: field \"net\" must be an unsigned integer, not a negative integer"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"net\":4294967296}",
+     "reject bad_value: uitrail.mutation: field \"net\" is 4294967296, over the maximum of 4294967295"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"loaded\":1}",
      "reject wrong_type: uitrail.mutation: field \"loaded\" must be a boolean, not an integer"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[\"a\",0,1,1,1]]}",

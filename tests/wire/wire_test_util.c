@@ -68,6 +68,8 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
     case UT_KIND_MUTATION:
         ut_buf_printf(out, " dom=%" PRIu32 "/%" PRIu32 " busy=%" PRIu32 " dropped=%" PRIu32 " recs=%" PRIu32,
                       ev->dom_elements, ev->dom_depth, ev->busy, ev->dropped, ev->nrecs);
+        if (ev->has_net)
+            ut_buf_printf(out, " net=%" PRIu32, ev->net);
         if (ev->loaded)
             ut_buf_append_cstr(out, " loaded");
         for (uint32_t i = 0; i < ev->nrecs; i++) {

@@ -26,6 +26,19 @@ export interface StartOptions {
    *  dialogs or alerts from the page, only navigations, unloads and the
    *  host events the app emits (default true). */
   dom?: boolean;
+  /** false stops counting the page's requests in flight (fetch and
+   *  XMLHttpRequest, wrapped transparently) as page activity; only their
+   *  number is sent, never a URL (default true; needs the DOM source). */
+  network?: boolean;
+  /** Requests that never count as the page waiting: a string is a prefix
+   *  of the absolute URL (or a path of this origin when it starts with
+   *  "/"), a RegExp is tested on it, a function returns true. For
+   *  beacons, analytics and long polls; the daemon's address is always
+   *  ignored. */
+  ignoreUrls?: Array<string | RegExp | ((url: string) => boolean)>;
+  /** A request open longer than this many ms stops counting (long polls,
+   *  streams; default 5000). */
+  requestMaxMs?: number;
   /** When true, the ingest URL carries the tab id as ?tab=ID, so that a
    *  proxy in front of several daemons can hash on it (default false). */
   tabInUrl?: boolean;

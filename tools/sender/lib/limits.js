@@ -51,6 +51,11 @@ export const LIMITS = Object.freeze({
   // most this long after it started; a page still loading then gets no
   // such report and settles by the daemon's ordinary rules.
   LOADED_WAIT_MAX_MS: 10000,
+  // A request (fetch, XMLHttpRequest) open longer than this stops counting
+  // as the page waiting for data: a long poll or a stream (option
+  // requestMaxMs). A page's data rarely takes longer; the daemon's own
+  // cap (net_cap_ms) stands behind it.
+  REQUEST_COUNT_MAX_MS: 5000,
   // A sender in a same-origin iframe waits at most this long after the top
   // page loaded for the top page's tracker before it runs on its own.
   FRAME_HANDOFF_WAIT_MS: 1000,

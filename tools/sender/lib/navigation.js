@@ -20,9 +20,10 @@ const currentTitle = () => cut(clean(document.title), LIMITS.TITLE_MAX_CHARS);
  *  - tab, transport, listen: the tracker's;
  *  - onPageHide(persisted): the tracker's work when the page goes away
  *    (the unload record is sent from here);
- *  - onPageShow(): after a back/forward-cache restore.
+ *  - onPageShow(): after a back/forward-cache restore;
+ *  - onNavigated(how): after a restore's or an in-app navigation's record.
  */
-export function createNavigation({ tab, transport, listen, onPageHide, onPageShow }) {
+export function createNavigation({ tab, transport, listen, onPageHide, onPageShow, onNavigated = () => {} }) {
   let lastUrl = '';
   let waiting = null; // {entry, title, timer}: a nav record waiting for its title
 
@@ -51,7 +52,9 @@ export function createNavigation({ tab, transport, listen, onPageHide, onPageSho
     };
     const entry = transport.enqueue('uitrail.nav', record, nowMs(), true);
     waiting = { entry, title: record.title, timer: setTimeout(settleTitle, LIMITS.NAV_TITLE_WAIT_MS) };
+    if (started) onNavigated(how);
   };
+  let started = false;
 
   const hasNavigationApi = typeof navigation !== 'undefined' && navigation && typeof navigation.addEventListener === 'function';
   if (hasNavigationApi) {
@@ -76,7 +79,7 @@ export function createNavigation({ tab, transport, listen, onPageHide, onPageSho
   }, false);
 
   return {
-    start() { report(navigationHowAtLoad()); },
+    start() { report(navigationHowAtLoad()); started = true; },
     /** After each mutation flush: a title that changed completes the
      *  waiting record; without the Navigation API, a URL that changed is
      *  an in-app navigation. */

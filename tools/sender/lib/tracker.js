@@ -9,6 +9,7 @@ import { createInteraction } from './interaction.js';
 import { createNavigation } from './navigation.js';
 import { whenLoaded } from './loading.js';
 import { createObservation } from './observation.js';
+import { createPageActivity } from './activity.js';
 import { randomId, readSavedTab } from './storage.js';
 import { createTransport } from './transport.js';
 
@@ -26,6 +27,12 @@ function checkOptions(options) {
   }
   if (options.dom !== undefined && typeof options.dom !== 'boolean') {
     throw new TypeError(`uitrail.start: dom must be true or false, not ${JSON.stringify(options.dom)}`);
+  }
+  if (options.network !== undefined && typeof options.network !== 'boolean') {
+    throw new TypeError(`uitrail.start: network must be true or false, not ${JSON.stringify(options.network)}`);
+  }
+  if (options.ignoreUrls !== undefined && !Array.isArray(options.ignoreUrls)) {
+    throw new TypeError('uitrail.start: ignoreUrls must be an array of strings, RegExps or functions');
   }
   return { rowContext, transport };
 }
@@ -86,7 +93,7 @@ function startTracker(options) {
       onFrameDocument: attachDocument,
       onFlush: (flush) => {
         ephemera.report(flush);
-        const record = { tab, dom: flush.dom, recs: flush.recs, busy: flush.busy };
+        const record = { tab, dom: flush.dom, recs: flush.recs, ...activity.state(flush.busy) };
         if (flush.dropped) record.dropped = flush.dropped;
         transport.enqueue('uitrail.mutation', record, flush.ms);
         navigation.afterFlush();
@@ -102,6 +109,17 @@ function startTracker(options) {
     });
   }
 
+  // Pending requests and animated indicators (activity.js): their counts
+  // ride on every mutation record, and a change of them while the DOM is
+  // quiet goes out on a record of its own.
+  const activity = observation ? createPageActivity({
+    options, baseUrl: String(options.url || location.origin).replace(/\/+$/, ''),
+    busyElements: observation.busyCandidates, countBusy: observation.countBusy,
+    hasPending: observation.hasPending,
+    send: (state) => transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], ...state }, nowMs()),
+  }) : null;
+  if (activity) cleanups.push(activity.stop);
+
   navigation = createNavigation({
     tab, transport, listen,
     onPageHide: (persisted) => {
@@ -116,6 +134,9 @@ function startTracker(options) {
       if (ephemera) ephemera.noteOpenAtStart();
       transport.sendPending();
     },
+    // A page restored from the back/forward cache, or an in-app route
+    // shown, has loaded again once nothing is pending (protocol: `loaded`).
+    onNavigated: () => { if (activity && !stopped) activity.loadedAgain(); },
   });
   listen(document, 'visibilitychange', () => { if (document.visibilityState === 'hidden') transport.sendPending(); }, false);
 
@@ -131,7 +152,7 @@ function startTracker(options) {
     // daemon then knows this tab reports mutations, so a page that never
     // changes still gets its stable mark, and the loading indicators
     // present at start hold the page "changing" until they go.
-    const snapshot = () => transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], busy: observation.countBusy() }, nowMs());
+    const snapshot = () => transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], ...activity.state() }, nowMs());
     snapshot();
     // An empty main landmark counts as loading for a while only; when it is
     // still empty then, no flush would tell the daemon it stopped counting.
@@ -142,7 +163,7 @@ function startTracker(options) {
     cleanups.push(whenLoaded(document, () => {
       if (stopped) return;
       observation.flushNow();
-      transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], busy: observation.countBusy(), loaded: true }, nowMs());
+      transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], ...activity.state(), loaded: true }, nowMs());
     }));
   }
 
