@@ -21,10 +21,27 @@ static bool is_click_entry(const ut__entry *en)
     return en->kind == UT__E_CLICK || en->kind == UT__E_BURST;
 }
 
-/* The pending click if `now` is within its outcome window and its outcome
- * may still be set (none yet, or the provisional "page changed"). */
+/* The click a late event at `at` followed: see ut__outcome_candidate. */
+static ut__entry **late_candidate(const ut__tab *t, int64_t at)
+{
+    for (uint32_t i = 0; i < t->ring.count; i++) {
+        ut__entry **slot = ut__ring_newest(&t->ring, i);
+        const ut__entry *en = *slot;
+        if (en->kind != UT__E_CLICK || en->time_us > at)
+            continue;
+        if (at - en->last_us > OUTCOME_WINDOW_US)
+            return NULL;
+        bool open = en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED ||
+                    en->outcome == UT__OUT_DEAD;
+        return open ? slot : NULL;
+    }
+    return NULL;
+}
+
 ut__entry **ut__outcome_candidate(const ut__tab *t, int64_t now)
 {
+    if (t->late)
+        return late_candidate(t, now);
     if (!t->pending || now - t->pending_last_us > OUTCOME_WINDOW_US)
         return NULL;
     ut__entry **slot = ut__find_entry(t, t->pending_id);
@@ -38,7 +55,7 @@ ut__entry **ut__outcome_candidate(const ut__tab *t, int64_t now)
  * UT_UNLOAD_OUTCOME_WINDOW_MS of the unload. */
 ut__entry **ut__unload_outcome_candidate(const ut__tab *t, int64_t now)
 {
-    if (!t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
+    if (t->late || !t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
         return NULL;
     ut__entry **slot = ut__find_entry(t, t->pending_id);
     if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
@@ -46,11 +63,15 @@ ut__entry **ut__unload_outcome_candidate(const ut__tab *t, int64_t now)
     return slot;
 }
 
-/* Something visible happened in `t`: its pending click was answered. */
-void ut__mark_responded(ut__tab *t)
+void ut__mark_responded(ut__tab *t, int64_t now)
 {
-    if (t->pending)
+    if (t->pending && now >= t->pending_last_us)
         t->pending_responded = true;
+    if (t->late) {
+        ut__entry **slot = late_candidate(t, now);
+        if (slot && (*slot)->outcome == UT__OUT_DEAD)
+            (*slot)->outcome = UT__OUT_NONE;
+    }
 }
 
 /* Whether `s` points into the text of `en` (for the assertions). */
@@ -75,7 +96,9 @@ ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_
         return st;
     (*slot)->outcome = (uint8_t)outcome;
     (*slot)->outcome_detail = detail;
-    t->pending = false;
+    /* A late event may answer an older click: the pending one waits on. */
+    if (!t->late || (t->pending && (*slot)->id == t->pending_id))
+        t->pending = false;
     return UT_OK;
 }
 
@@ -108,6 +131,13 @@ static uint32_t rage_recent(const ut__tab *t, int64_t now)
  * pending click; the rage history follows the newest entry's element. */
 void ut__push_entry(ut__tab *t, ut__entry *en, int64_t now)
 {
+    if (t->late) {
+        en->id = t->next_entry_id++;
+        en->time_us = now;
+        en->last_us = now;
+        ut__ring_insert_by_time(&t->ring, en);
+        return;
+    }
     ut__entry **prev = ut__ring_newest(&t->ring, 0);
     bool same_el_click = en->kind == UT__E_CLICK && prev && (*prev)->kind == UT__E_CLICK &&
                          ut_str_eq(ut__entry_field(*prev, UT__F_EL), ut__entry_field(en, UT__F_EL));
@@ -450,10 +480,12 @@ static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
  * or an entry of its own. */
 static ut_status click_record(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
 {
-    click_fold fold = click_fold_of(e, t, ev, now);
+    /* A late click is a line of its own: folding it into the newest entry
+     * would move it in time. */
+    click_fold fold = t->late ? FOLD_NONE : click_fold_of(e, t, ev, now);
     if (fold != FOLD_NONE)
         return click_fold_in(t, ev, now, fold);
-    ut__entry **newest = burst_newest(t, ev, now);
+    ut__entry **newest = t->late ? NULL : burst_newest(t, ev, now);
     if (newest && burst_to_extend(newest, ev))
         return burst_add(e, t, newest, ev, now);
     ut__entry *prior[BURST_PRIOR];
@@ -487,6 +519,6 @@ ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t 
      * a DOM mutation (a native checkbox, a <details> summary): the click
      * was answered, it is no dead click. */
     if (st == UT_OK && ev->state_set)
-        ut__mark_responded(t);
+        ut__mark_responded(t, now);
     return st;
 }

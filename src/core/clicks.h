@@ -19,13 +19,20 @@
 ut__entry **ut__find_entry(const ut__tab *t, uint32_t id);
 
 /* The pending click if `now` is within its outcome window and its outcome
- * may still be set (none yet, or the provisional "page changed"). */
+ * may still be set (none yet, or the provisional "page changed"). While a
+ * late event is applied (ut__tab's `late`, `now` its own time): the click
+ * it followed, the newest click at or before `now`, when `now` is within
+ * its outcome window and its outcome may still be set ("no visible
+ * response" too: the late event shows it was answered). */
 ut__entry **ut__outcome_candidate(const ut__tab *t, int64_t now);
 /* The pending click an unload answered, while the next page may still
  * arrive as its outcome (UT_UNLOAD_OUTCOME_WINDOW_MS). */
 ut__entry **ut__unload_outcome_candidate(const ut__tab *t, int64_t now);
-/* Something visible happened in `t`: its pending click was answered. */
-void ut__mark_responded(ut__tab *t);
+/* Something visible happened in `t` at `now`: its pending click was
+ * answered (when `now` is at or after it). A late event (ut__tab's `late`)
+ * also takes back a "no visible response" verdict on the click it
+ * followed. */
+void ut__mark_responded(ut__tab *t, int64_t now);
 /* Sets the outcome of the click in `slot` with its text fields (which must
  * not point into the entry); ends the wait. */
 ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
@@ -35,7 +42,9 @@ ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_
 void ut__rage_reset(ut__tab *t);
 /* Allocates an entry of `kind` and makes sure it can be pushed. */
 ut__entry *ut__entry_make(ut__tab *t, uint8_t kind, const ut_str fields[UT__F__COUNT]);
-/* Pushes a new entry, stamping its id and time. */
+/* Pushes a new entry, stamping its id and time. While a late event is
+ * applied, the entry goes in event order among the newer ones, and
+ * neither becomes the pending click nor touches the rage history. */
 void ut__push_entry(ut__tab *t, ut__entry *en, int64_t now);
 
 /* A click event: debounced, folded into a rage click or a burst, or an

@@ -62,7 +62,7 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
         fresh->next = (*known)->next;
         ut_free(*known);
         *known = fresh;
-        ut__mark_responded(t);
+        ut__mark_responded(t, now);
         return UT_OK;
     }
     ut__entry **candidate = ut__outcome_candidate(t, now);
@@ -85,7 +85,7 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
         ut_free(fresh);
         return st;
     }
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     fresh->next = t->dialogs;
     t->dialogs = fresh;
     assert(t->ndialogs <= UT_DIALOGS_OPEN_MAX);
@@ -120,7 +120,7 @@ ut_status ut__apply_dialog_close(ut__tab *t, const ut_event *ev, int64_t now)
     ut__entry *en = ut__entry_make(t, UT__E_DIALOG_CLOSE, fields);
     if (!en)
         return UT_ENOMEM;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     ut__push_entry(t, en, now);
     if (known) {
         ut__dialog *gone = *known;

@@ -394,7 +394,7 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
                           (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0) |
                           (ev->untrusted ? UT__EF_UNTRUSTED : 0));
     en->count = ev->has_len ? ev->len : 0;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     ut__push_entry(t, en, now);
     return UT_OK;
 }
@@ -402,7 +402,7 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
 static ut_status apply_alert(ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__entry **candidate = ut__outcome_candidate(t, now);
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     if (candidate)
         return ut__set_outcome(t, candidate, UT__OUT_ALERT, ev->role, ev->text, (uint8_t)ev->level);
     ut_str fields[UT__F__COUNT] = {0};
@@ -441,12 +441,26 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     en->detail = (uint8_t)ev->how;
 
     ut__entry **candidate = reset ? NULL : ut__outcome_candidate(t, now);
+    if (t->late) {
+        /* A navigation older than what the tab shows now: its line and
+         * its click, not the tab's page or its scorer. */
+        ut_free(page);
+        ut__mark_responded(t, now);
+        ut_status st = candidate ? ut__set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0)
+                                 : UT_OK;
+        if (st != UT_OK) {
+            ut_free(en);
+            return st;
+        }
+        ut__push_entry(t, en, now);
+        return UT_OK;
+    }
     if (!candidate && !reset && t->unloaded)
         candidate = ut__unload_outcome_candidate(t, now);
     bool after_unload = t->unloaded;
     t->unloaded = false;
     t->unload_answers_pending = false;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     if (candidate) {
         ut_status st = ut__set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0);
         if (st != UT_OK) {
@@ -500,12 +514,12 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
-    ut__action_response(&t->action, now);
+    ut__action_response(&t->action, t->late ? t->last_us : now);
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */
     ut__entry **candidate = change == UT_STAB_CHANGE_VISIBLE ? ut__outcome_candidate(t, now) : NULL;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     if (candidate && (*candidate)->outcome == UT__OUT_NONE) {
         (*candidate)->outcome = UT__OUT_CHANGED;
         notify_trace(e, t);
@@ -525,7 +539,7 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
 static ut_status apply_unload(ut_engine *e, ut__tab *t, int64_t now)
 {
     t->unload_answers_pending = ut__outcome_candidate(t, now) != NULL;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     ut__dialogs_free(t);
     t->unloaded = true;
     t->unload_us = now;
@@ -559,7 +573,7 @@ static ut_status apply_app(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     if (!en)
         return UT_ENOMEM;
     en->detail = (uint8_t)ev->level;
-    ut__mark_responded(t);
+    ut__mark_responded(t, now);
     ut__push_entry(t, en, now);
     return UT_OK;
 }
@@ -598,11 +612,14 @@ static ut_status apply_rules(ut_engine *e, ut__tab *t, const ut_event *ev, int64
     return UT_EINVAL;
 }
 
-static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+/* Applies `ev`'s rules at `at` (its entry's time: the event's own, also
+ * for a late one) and tells the scorer at `now` (the tab's clock, which a
+ * late event does not move back). */
+static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t at, int64_t now)
 {
     bool fresh_dialog = ev->kind == UT_KIND_DIALOG &&
                         (ev->dialog_state != UT_DIALOG_OPEN || !ut__dialog_is_open(t, ev->el));
-    ut_status st = apply_rules(e, t, ev, now);
+    ut_status st = apply_rules(e, t, ev, at);
     if (st == UT_OK)
         stab_hear(e, t, ev, fresh_dialog, now);
     return st;
@@ -656,8 +673,13 @@ static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *
     /* A tab's own time never runs backwards, whatever its sender's clock
      * does: debounce and outcome windows stay well defined. */
     int64_t now = !t->reorder.applied_any || red->time_us > t->last_us ? red->time_us : t->last_us;
+    /* A late event (a batching client's, delivered after newer ones) keeps
+     * its own time in the ring and links to the click it followed; the
+     * scorer and the action hear it at the tab's clock. */
+    t->late = t->reorder.applied_any && red->time_us < t->last_us;
     tab_run_timers(e, t, now);
-    ut_status st = apply_kind(e, t, red, now);
+    ut_status st = apply_kind(e, t, red, t->late ? red->time_us : now, now);
+    t->late = false;
     if (st != UT_OK)
         return st;
     action_note(t, red->kind, now);

@@ -149,6 +149,21 @@ void ut__ring_push(ut__ring *r, ut__entry *en)
     r->count++;
 }
 
+void ut__ring_insert_by_time(ut__ring *r, ut__entry *en)
+{
+    ut__ring_push(r, en);
+    /* Bubble it back past the newer entries (a late event is rarely more
+     * than a few entries behind). */
+    for (uint32_t i = 0; i + 1 < r->count; i++) {
+        ut__entry **at = ut__ring_newest(r, i);
+        ut__entry **older = ut__ring_newest(r, i + 1);
+        if ((*older)->time_us <= en->time_us)
+            break;
+        *at = *older;
+        *older = en;
+    }
+}
+
 ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i)
 {
     if (i >= r->count)

@@ -133,6 +133,10 @@ void ut__ring_free(ut__ring *r);
 ut_status ut__ring_reserve(ut__ring *r);
 /* Pushes `en` (after ut__ring_reserve); the oldest is freed when full. */
 void ut__ring_push(ut__ring *r, ut__entry *en);
+/* Pushes `en` (after ut__ring_reserve) after the newest entry whose time
+ * is at or before its own: an event that came late goes where it
+ * happened. The oldest is freed when full. */
+void ut__ring_insert_by_time(ut__ring *r, ut__entry *en);
 /* The slot of the i-th newest entry (0: newest); NULL past the end. */
 ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i);
 /* Frees the newest entry and removes it. */

@@ -68,6 +68,10 @@ typedef struct ut__tab {
     bool pending_responded; /* something visible followed: never dead */
     bool unloaded;
     bool unload_answers_pending;
+    /* A late event (earlier than one already applied) is being applied:
+     * its entry goes where it happened and its outcome to the click it
+     * followed (clicks.h). */
+    bool late;
     uint8_t key_len;
     char key[];
 } ut__tab;

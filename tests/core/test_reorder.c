@@ -135,6 +135,9 @@ static void test_reorder_seq_jump_rejected(void **state)
  * event arriving at engine time `rt(i)`, then settled. */
 typedef int64_t (*arrival_fn)(size_t i, const ut_event *ev);
 
+/* The late events of the latest trace_after run (ut_engine_stats.late). */
+static uint64_t last_late;
+
 static char *trace_after(const session *s, const size_t *order, uint32_t reorder_ms, bool strip_seq,
                          arrival_fn rt, ut_buf *marks)
 {
@@ -153,6 +156,7 @@ static char *trace_after(const session *s, const size_t *order, uint32_t reorder
     }
     ut_engine_advance(e, last + 60 * 1000 * MS);
     char *t = trace_text(e, "tab-bluewidget");
+    last_late = stats_of(e).late;
     if (marks) {
         ut_engine_stats st = stats_of(e);
         ut_buf_printf(marks, "%llu", (unsigned long long)st.marks);
@@ -224,8 +228,14 @@ static void check_per_tag_batching(bool strip_seq)
                  strip_seq ? " without seq" : "", want, got);
     assert_string_equal(marks_in.data, marks_batched.data);
     /* Without a window, the same input comes out wrong: the test can fail. */
+    /* Without a window, the batched input comes late: each late event
+     * still goes where it happened and links to the click it followed
+     * (issue 21), so the trace is the same. */
     char *bad = trace_after(&s, batched, 0, strip_seq, arrive_at_flush, NULL);
-    assert_true(strcmp(want, bad) != 0);
+    assert_true(last_late > 0);
+    if (strcmp(want, bad) != 0)
+        fail_msg("late events%s change the trace:\n--- in order ---\n%s--- late ---\n%s",
+                 strip_seq ? " without seq" : "", want, bad);
     free(bad);
     free(want);
     free(got);
@@ -282,6 +292,55 @@ static void test_reorder_outcome_linked_by_event_time(void **state)
         assert_int_equal(st.held, 0);
         ut_engine_free(e);
     }
+}
+
+/* Issue 21: an event that comes after the window let newer ones through
+ * (a batching client's alert, seconds late) keeps its own time, goes where
+ * it happened among the tab's lines, and is the outcome of the click it
+ * followed, even one already judged "no visible response"; a late event
+ * that is no outcome is a line of its own in its place. */
+static void test_reorder_late_event_keeps_its_time(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_window(UT_REORDER_DEFAULT_MS);
+    ut_event page = at_rt(ev_nav("t", AT(0), "https://shop.example.com/items", "Items", UT_NAV_LOAD), AT(0));
+    ut_event big = at_rt(ev_mutation_big("t", AT(10)), AT(10));
+    ut_event save = at_rt(ev_click("t", AT(1000), "button", "Save", "save"), AT(1000));
+    ut_event next = at_rt(ev_click("t", AT(6000), "button", "Next", "next"), AT(6000));
+    apply_ok(e, &page);
+    apply_ok(e, &big);
+    apply_ok(e, &save);
+    /* Nothing answers Save in time: "no visible response" (the tab
+     * reports mutations), until the late alert says otherwise. */
+    ut_engine_advance(e, AT(1500) + UT_REORDER_DEFAULT_MS * MS);
+    apply_ok(e, &next);
+    ut_engine_advance(e, AT(8000) + UT_REORDER_DEFAULT_MS * MS);
+    char *before = trace_text(e, "t");
+    assert_non_null(strstr(before, "click [button] \"Save\" → no visible response"));
+    free(before);
+    /* The alert that followed Save, and an older change, arrive now. */
+    ut_event alert = at_rt(ev_alert("t", AT(1300), "Price must be positive", UT_LEVEL_ERROR), AT(9500));
+    ut_event typed = at_rt(ev_change("t", AT(500), "textbox", "Price", "price"), AT(9500));
+    apply_ok(e, &alert);
+    apply_ok(e, &typed);
+    ut_engine_advance(e, AT(20000));
+    char *t = trace_text(e, "t");
+    char line[512];
+    const char *want[] = {
+        "click [button] \"Next\" → no visible response",
+        "click [button] \"Save\" → alert [error] \"Price must be positive\"",
+        "changed [textbox] \"Price\"",
+        "navigate /items \"Items\"",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!trace_line(t, i, line, sizeof line))
+            fail_msg("line %zu missing in:\n%s", i, t);
+        if (strcmp(line, want[i]) != 0)
+            fail_msg("line %zu: want %s, got %s in:\n%s", i, want[i], line, t);
+    }
+    free(t);
+    assert_int_equal(stats_of(e).late, 2);
+    ut_engine_free(e);
 }
 
 /* Held events are released by later events and by ut_engine_advance,
@@ -665,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_reorder_per_tag_batching_with_seq),
         cmocka_unit_test(test_reorder_per_tag_batching_without_seq),
         cmocka_unit_test(test_reorder_outcome_linked_by_event_time),
+        cmocka_unit_test(test_reorder_late_event_keeps_its_time),
         cmocka_unit_test(test_reorder_release_by_advance),
         cmocka_unit_test(test_reorder_seq_gap),
         cmocka_unit_test(test_reorder_no_mark_past_a_held_event),
