@@ -778,7 +778,16 @@ static void apply_settle(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t e
         t->reorder.disorder = true;
     if (ev->has_seq)
         ut__seqwin_mark(&t->seqwin, ev->seq);
-    t->offset_us = ut__add_sat(ev->time_us, -engine_t);
+    /* The tab's sender clock runs at least as far as its newest event. An
+     * older event (a batching client's tag flushed late) says nothing of
+     * where that clock is now: it may move the estimate forward, never
+     * back, or the newest events held would wait for it (issue 21: up to
+     * the 10 s cap, not --reorder-ms). */
+    int64_t offset = ut__add_sat(ev->time_us, -engine_t);
+    int64_t newest = t->reorder.tail && t->reorder.tail->ev.time_us > t->last_us ? t->reorder.tail->ev.time_us
+                                                                              : t->last_us;
+    if (created || ev->time_us >= newest || offset > t->offset_us)
+        t->offset_us = offset;
     t->reorder.last_had_seq = ev->has_seq;
     t->last_engine_us = e->clock_us;
     ut__tabs_touch(&e->tabs, t);

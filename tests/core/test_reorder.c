@@ -343,6 +343,28 @@ static void test_reorder_late_event_keeps_its_time(void **state)
     ut_engine_free(e);
 }
 
+/* Issue 21: a batching client flushes an older tag after a newer one. The
+ * older event says nothing of the tab's clock now: the newest held event
+ * is still applied --reorder-ms after its arrival, not at the wait cap. */
+static void test_reorder_old_batch_does_not_hold_the_newest(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_window(UT_REORDER_DEFAULT_MS);
+    ut_event next = at_rt(ev_click("t", AT(5000), "button", "Next", "next"), AT(5100));
+    ut_event alert = at_rt(ev_alert("t", AT(0), "Saved", UT_LEVEL_INFO), AT(5200));
+    apply_ok(e, &next);
+    apply_ok(e, &alert);
+    assert_int_equal(ut_engine_next_deadline(e), AT(5100) + UT_REORDER_DEFAULT_MS * MS);
+    ut_engine_advance(e, AT(5100) + UT_REORDER_DEFAULT_MS * MS);
+    assert_int_equal(stats_of(e).held, 0);
+    char *t = trace_text(e, "t");
+    char line[512];
+    assert_true(trace_line(t, 0, line, sizeof line));
+    assert_string_equal(line, "click [button] \"Next\"");
+    free(t);
+    ut_engine_free(e);
+}
+
 /* Held events are released by later events and by ut_engine_advance,
  * never by a clock of the engine's own, and ut_engine_next_deadline says
  * when. */
@@ -725,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_reorder_per_tag_batching_without_seq),
         cmocka_unit_test(test_reorder_outcome_linked_by_event_time),
         cmocka_unit_test(test_reorder_late_event_keeps_its_time),
+        cmocka_unit_test(test_reorder_old_batch_does_not_hold_the_newest),
         cmocka_unit_test(test_reorder_release_by_advance),
         cmocka_unit_test(test_reorder_seq_gap),
         cmocka_unit_test(test_reorder_no_mark_past_a_held_event),
