@@ -47,7 +47,7 @@ void ut__acks_queue(ut__daemon *d, ut__conn *c, ut_str chunk)
         return;
     }
     if (q->n == 0)
-        q->first_ms = uv_now(d->loop);
+        q->first_ms = ut__clock_loop_ms(d->loop);
     q->v[q->n++] = (ut__ack){c, ut__recorder_mark(d), off, chunk.len};
     if (!c->acks_queued)
         ut_list_push_back(&q->conns, &c->acks_link);
@@ -120,7 +120,7 @@ static bool all_have_input(ut__acks *q)
 void ut__acks_pass_end(ut__daemon *d)
 {
     ut__acks *q = &d->acks;
-    if (q->n > 0 && q->n < UT_ACK_COMMIT_MAX_ACKS && uv_now(d->loop) - q->first_ms < UT_ACK_COMMIT_MAX_MS &&
+    if (q->n > 0 && q->n < UT_ACK_COMMIT_MAX_ACKS && ut__clock_loop_ms(d->loop) - q->first_ms < UT_ACK_COMMIT_MAX_MS &&
         all_have_input(q))
         return;
     ut__acks_commit(d);

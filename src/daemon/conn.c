@@ -495,7 +495,7 @@ static void refuse(ut__conn *c, const char *why_log, int http_status, const char
 {
     static uint64_t last_logged_ms;
     static uint64_t unlogged;
-    uint64_t now = uv_now(c->d->loop);
+    uint64_t now = ut__clock_loop_ms(c->d->loop);
     if (last_logged_ms == 0 || now - last_logged_ms >= REFUSAL_LOG_INTERVAL_MS) {
         char name[96];
         ut__log(UT__LOG_WARN, "%s: refused: %s (%llu more refused since the last such line)",

@@ -1,19 +1,11 @@
 /* The daemon's lifecycle without its process: bring a daemon up on an
- * event loop, stop it, and free it; and its wall clock. uitraild's main
+ * event loop, stop it, and free it. uitraild's main
  * adds the command line, the listeners and the signals around these; the
  * fuzz targets of tests/fuzz drive the same daemon in-process, adopting
  * connections instead of listening. */
 #include "daemon.h"
 
 #include <stdio.h>
-#include <time.h>
-
-int64_t ut__wall_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void close_any(uv_handle_t *h, void *arg)
 {

@@ -7,7 +7,7 @@
  * the engine's observer). Rooms on one line do not call each other.
  *
  *   main.c                 the process: command line, signals, reload
- *   daemon.c               this struct's lifecycle (and the wall clock, a leaf)
+ *   daemon.c               this struct's lifecycle
  *   listen.h               runtime directory and listeners
  *   routes.h               the route table: the HTTP endpoints
  *   ws.h                   WebSocket ingest: the handshake, then the connection
@@ -20,6 +20,7 @@
  *   auth.h                 tokens, peer uid, Origin and Host
  *   config.h  metrics.h  defer.h   settings, counters, next-turn work
  *   log.h  tabset.h        log lines and sanitized samples; a set of tab ids
+ *   clock.h                the wall clock and the loop's time (tests skip it)
  *
  * Every .c of the daemon reads this struct for the context it shares
  * (loop, settings, engine, metrics, the response buffers) and touches no
@@ -31,6 +32,7 @@
 #include <uv.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "conn.h"
 #include "defer.h"
@@ -77,10 +79,6 @@ struct ut__daemon {
     ut__sse sse;             /* sse.c */
     ut__waiters waiters;     /* waiters.c */
 };
-
-/* The wall clock in microseconds since the epoch: the receive time of
- * events (rt_us), the engine's and the recorder's timers. */
-int64_t ut__wall_us(void);
 
 /* Brings up the daemon whose settings are loaded and whose engine exists:
  * the runtime directory, the tokens, the event loop `loop` (initialized

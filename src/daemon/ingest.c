@@ -128,7 +128,7 @@ static void sink_ack(void *ud, ut_str chunk)
 void ut__ingest_begin(ut__ingest_batch *b, ut__daemon *d, ut__conn *ack_conn,
                       ut__ingest_counts *counts)
 {
-    *b = (ut__ingest_batch){.d = d, .ack_conn = ack_conn, .counts = counts, .rt_us = ut__wall_us()};
+    *b = (ut__ingest_batch){.d = d, .ack_conn = ack_conn, .counts = counts, .rt_us = ut__clock_wall_us()};
     b->sink = (ut_fwd_sink){sink_event, sink_reject, sink_ignored, sink_ack, b};
 }
 

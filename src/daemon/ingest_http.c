@@ -65,7 +65,7 @@ static void bind_to_token(ut__conn *c, ingest_body *b)
         return;
     ut_token_claims claims;
     const char *why;
-    if (ut__auth_bearer_ingest_token(a, auth, ut__wall_us() / 1000000, &claims, &why) != UT_TOKEN_VALID) {
+    if (ut__auth_bearer_ingest_token(a, auth, ut__clock_wall_us() / 1000000, &claims, &why) != UT_TOKEN_VALID) {
         /* Expired between the check and now: nothing it sends is kept. */
         claims.tab_len = 0;
         claims.tab[0] = '\0';

@@ -5,6 +5,8 @@
  * out (escape_line), so that no argument can end it or start another. */
 #include "log.h"
 
+#include "clock.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,14 +86,14 @@ void ut__log(ut__log_level level, const char *fmt, ...)
 {
     if (!ut__log_enabled(level))
         return;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_us = ut__clock_wall_us();
+    time_t now_s = (time_t)(now_us / 1000000);
     struct tm tm;
-    gmtime_r(&now.tv_sec, &tm);
+    gmtime_r(&now_s, &tm);
     char line[1024];
     int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ uitraild %s: ",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, now.tv_nsec / 1000000, level_names[level]);
+                     tm.tm_sec, (long)(now_us % 1000000 / 1000), level_names[level]);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);

@@ -49,7 +49,7 @@ static void on_tab_gone(void *ud, ut_str tab, bool evicted)
 static void on_engine_timer(uv_timer_t *t)
 {
     ut__daemon *d = t->data;
-    ut_engine_advance(d->engine, ut__wall_us());
+    ut_engine_advance(d->engine, ut__clock_wall_us());
     ut__notify_engine_rearm(d);
 }
 
@@ -66,7 +66,7 @@ void ut__notify_engine_rearm(ut__daemon *d)
         uv_timer_stop(&n->engine_timer);
         return;
     }
-    int64_t delay_us = due - ut__wall_us();
+    int64_t delay_us = due - ut__clock_wall_us();
     uint64_t delay_ms = delay_us <= 0 ? 0 : (uint64_t)((delay_us + 999) / 1000);
     uv_timer_start(&n->engine_timer, on_engine_timer, delay_ms, 0);
 }

@@ -367,7 +367,7 @@ static void on_flush_timer(uv_timer_t *t)
     ut__daemon *d = t->data;
     ut__recorder *r = &d->rec;
     r->timer_due = INT64_MAX;
-    int64_t now = ut__wall_us();
+    int64_t now = ut__clock_wall_us();
     int64_t next = INT64_MAX;
     ut_list *l, *following;
     ut_list_foreach_safe(l, following, &r->open) { /* a failed write unlinks f */
@@ -393,7 +393,7 @@ static void arm_timer(ut__daemon *d, int64_t due_us)
     if (due_us == INT64_MAX || due_us >= r->timer_due || d->stopping)
         return;
     r->timer_due = due_us;
-    int64_t delay_us = due_us - ut__wall_us();
+    int64_t delay_us = due_us - ut__clock_wall_us();
     uint64_t delay_ms = delay_us <= 0 ? 0 : (uint64_t)((delay_us + 999) / 1000);
     uv_timer_start(&r->timer, on_flush_timer, delay_ms, 0);
 }

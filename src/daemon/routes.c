@@ -343,7 +343,7 @@ static bool access_ingest_writer(ut__conn *c)
         return access_reader(c);
     ut_token_claims claims;
     const char *why = NULL;
-    ut_token_verdict v = ut__auth_bearer_ingest_token(&d->auth, auth, ut__wall_us() / 1000000, &claims, &why);
+    ut_token_verdict v = ut__auth_bearer_ingest_token(&d->auth, auth, ut__clock_wall_us() / 1000000, &claims, &why);
     ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
     if (v == UT_TOKEN_VALID && claims.origin_len && origin.len &&
         !ut_str_eq(origin, ut_str_from(claims.origin, claims.origin_len))) {

@@ -23,7 +23,7 @@ static ut_str waiter_tab(const waiter *w)
 static ut_status where(ut__daemon *d, ut_str tab, const ut_after *after, ut_after_state *state,
                        int64_t *recheck_us)
 {
-    return ut_engine_after(d->engine, tab, after, ut__wall_us(), state, recheck_us);
+    return ut_engine_after(d->engine, tab, after, ut__clock_wall_us(), state, recheck_us);
 }
 
 /* Writes the answer for `tab`: its page state (with where the wait after
@@ -92,12 +92,12 @@ static bool waiter_over(waiter *w)
     int64_t recheck_us;
     if (where(d, waiter_tab(w), &w->after, &state, &recheck_us) != UT_OK || state == UT_AFTER_SETTLED)
         return true;
-    uint64_t now = uv_now(d->loop);
+    uint64_t now = ut__clock_loop_ms(d->loop);
     if (now >= w->end_ms)
         return true;
     uint64_t delay = w->end_ms - now;
     if (recheck_us != INT64_MAX) {
-        int64_t in_us = recheck_us - ut__wall_us();
+        int64_t in_us = recheck_us - ut__clock_wall_us();
         uint64_t in_ms = in_us <= 0 ? 1 : (uint64_t)(in_us + 999) / 1000;
         if (in_ms < delay)
             delay = in_ms;
@@ -132,7 +132,7 @@ void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after
     }
     w->conn = c;
     w->after = *after;
-    w->end_ms = uv_now(d->loop) + wait_ms;
+    w->end_ms = ut__clock_loop_ms(d->loop) + wait_ms;
     w->tab_len = tab.len;
     memcpy(w->tab, tab.ptr, tab.len);
     ut_list_init(&w->link);

@@ -77,7 +77,7 @@ static void refuse(ut__conn *c, int status, const char *extra_headers, const cha
     d->m.ws_refused++;
     if (status == 401)
         d->m.auth_failures++;
-    uint64_t now = uv_now(d->loop);
+    uint64_t now = ut__clock_loop_ms(d->loop);
     if (last_logged_ms == 0 || now - last_logged_ms >= WS_REFUSAL_LOG_INTERVAL_MS) {
         /* The reason quotes the peer's headers: keep the line one line. */
         char line[sizeof reason];
@@ -144,7 +144,7 @@ static bool check_signed_token(ut__conn *c, bool offered, ut_str token, ut__inge
     ut_token_claims claims;
     const char *why = NULL;
     ut_token_verdict v =
-        ut__auth_ingest_token_verify(&d->auth, token, ut__wall_us() / 1000000, &claims, &why);
+        ut__auth_ingest_token_verify(&d->auth, token, ut__clock_wall_us() / 1000000, &claims, &why);
     if (v != UT_TOKEN_VALID) {
         d->m.token_refused[v]++;
         refuse(c, 401, NULL, "refused the ingest token (%s): %s", ut_token_verdict_name(v), why);
