@@ -46,6 +46,9 @@ int ut_cli_usage_error(const ut_cli_command *cmd, const char *fmt, ...)
 /* The usage error for an option getopt_long (optstring ":...") refused:
  * `opt` ':' is a missing value, anything else an unknown option. */
 int ut_cli_option_error(const ut_cli_command *cmd, int opt, char **argv);
+/* The usage error for an option getopt_long (optstring "") refused: the
+ * option named, whether unknown or missing its value. */
+int ut_cli_bad_option(const ut_cli_command *cmd, char **argv);
 
 /* Appends `s` percent-encoded (RFC 3986's unreserved characters kept) as
  * one URL path segment or query value. */

@@ -60,6 +60,11 @@ int ut_cli_option_error(const ut_cli_command *cmd, int opt, char **argv)
     return ut_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
+int ut_cli_bad_option(const ut_cli_command *self, char **argv)
+{
+    return ut_cli_usage_error(self, "unknown option or missing value: %s", argv[optind - 1]);
+}
+
 void ut_cli_append_escaped(ut_buf *out, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
