@@ -1,5 +1,5 @@
 /* Which lines of a trace to keep under a token budget, and which lines
- * fold together (a click and the navigation it caused). trace.c renders;
+ * fold together (a click and the navigation it caused). trace*.c render;
  * this file decides. Pure: no I/O, no clock. */
 #ifndef UITRAIL_BUDGET_H
 #define UITRAIL_BUDGET_H

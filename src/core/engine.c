@@ -1,7 +1,7 @@
 /* The engine: configuration, the engine clock, and what each event does to
  * its tab — debounce, rage clicks, bursts, dialogs, navigations and click
  * outcomes. The click rules live in clicks.c, the dialog rules in
- * dialogs.c, the serializers in trace.c, the tab table in tabs.c and the
+ * dialogs.c, the serializers in trace*.c, the tab table in tabs.c and the
  * entries in ring.c.
  *
  * Outcomes. A tab has at most one click awaiting an outcome (`pending`):

@@ -1,4 +1,4 @@
-/* The engine's own state (engine.c) and what the serializer (trace.c)
+/* The engine's own state (engine.c) and what the serializers (trace*.c)
  * shares with it. Not a public interface: the tests include it to reach
  * the tab table and the ring directly.
  *
@@ -10,7 +10,8 @@
  *   dialogs.h  a tab's open dialogs; dialog open and close (dialogs.c)
  *   text.h     UTF-8 cut, URL path (text.c)
  *   engine.c   configuration, the clock and timers, the other event kinds
- *   trace.c    the serializers: read-only over tabs and entries */
+ *   trace.h    the serializers: read-only over tabs and entries (trace.c, the
+ *              entry point; trace_text.c; trace_json.c) */
 #ifndef UITRAIL_ENGINE_INTERNAL_H
 #define UITRAIL_ENGINE_INTERNAL_H
 

@@ -2,7 +2,7 @@
  * §4), so that it can never pass for the trace's own structure: a line,
  * a quoted name's end, a role's bracket, an arrow or the prompt frame.
  *
- * Owned by src/core/escape.c; used by the text serializer (trace.c, the
+ * Owned by src/core/escape.c; used by the text serializer (trace_text.c, the
  * one place page text enters a text trace) and by ut_text_clean (text.c),
  * which drops the same invisible characters at ingest. The rules are the
  * README's "Page text in the trace" and are pinned by tests/core/test_escape.c. */

@@ -1,7 +1,7 @@
 /* Ring entries and the per-tab ring that holds them (ring.c): what an
  * entry stores, its text fields and their maxima, the list encoding of the
  * list fields, and the ring of a tab's last entries. The rules that make
- * and fold entries live in engine.c, clicks.c and dialogs.c; trace.c only
+ * and fold entries live in engine.c, clicks.c and dialogs.c; trace*.c only
  * reads them. */
 #ifndef UITRAIL_CORE_RING_H
 #define UITRAIL_CORE_RING_H

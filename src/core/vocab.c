@@ -1,7 +1,7 @@
 /* The protocol's words (protocol §1) and the stability models' names: one
  * table each, indexed by its enum and NULL-terminated, for the record
  * validator (src/wire/validate.c), the packer (src/wire/pack.c), the
- * serializers (src/core/trace.c), the recording's meta entry and the
+ * serializers (src/core/trace*.c), the recording's meta entry and the
  * command lines alike (declared in uitrail/event.h and
  * uitrail/stability.h). An empty word is a value no record spells. */
 #include "uitrail/event.h"
