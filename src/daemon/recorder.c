@@ -127,15 +127,36 @@ static void mark_written(ut__recorder *r, ut__rec_file *f)
     }
 }
 
-/* Events of `f`'s tab are not on disk: every ack queued since its pending
- * frame began (or from now, when it has none) must not be sent. */
-static void lost(ut__recorder *r, ut__rec_file *f)
+/* An ack queued from `from` on (an ack mark) must not be sent. */
+static void withhold_from(ut__recorder *r, uint64_t from)
 {
-    uint64_t from = f && ut_list_linked(&f->touched_link) ? f->touched_at : r->mark;
     if (from < r->lost_from)
         r->lost_from = from;
+}
+
+/* The mark from which the acks may cover events of `f`'s tab not yet on
+ * disk: the file's place on the touched list (every event appended since
+ * the last sync came after it), or from now when it has none. */
+static uint64_t pending_from(const ut__recorder *r, const ut__rec_file *f)
+{
+    return f && ut_list_linked(&f->touched_link) ? f->touched_at : r->mark;
+}
+
+/* Events of `f`'s tab are not on disk and never will be: every ack queued
+ * since its pending frame began (or from now, when it has none) must not
+ * be sent, nor the ack of a later copy of them (`gap`). */
+static void lost(ut__recorder *r, ut__rec_file *f)
+{
+    withhold_from(r, pending_from(r, f));
     if (f)
         f->gap = true;
+}
+
+/* Whether `f` has events not yet written (a frame not cut, or one whose
+ * compression failed and stays queued). */
+static bool has_pending(const ut__rec_file *f)
+{
+    return f->writer && ut_rec_writer_deadline(f->writer) != INT64_MAX;
 }
 
 /* ---- files ---- */
@@ -216,21 +237,37 @@ static void file_after_writer(ut__daemon *d, ut__rec_file *f, ut_status st, ut_s
     }
 }
 
-/* Writes the pending frame of `f`, if any. */
-static void file_flush(ut__daemon *d, ut__rec_file *f)
+/* Writes the pending frame of `f`, if any. False when events of the
+ * tab are not on disk after it: the write failed (the recording stopped,
+ * the loss noted) or the frame stays queued (out of memory compressing
+ * it). */
+static bool file_flush(ut__daemon *d, ut__rec_file *f)
 {
     if (!f->writer)
-        return;
+        return !f->stopped;
     ut_str frame = UT_STR_NULL;
     ut_status st = ut_rec_writer_flush(f->writer, &frame);
     file_after_writer(d, f, st, frame);
+    return f->writer && !has_pending(f);
 }
 
-/* Flushes and closes `f`'s file and drops its entry. */
+/* Flushes and closes `f`'s file to make room for another (the open-file
+ * cap, out of file descriptors). The entry stays: the tab lives on, its
+ * next event opens a new file, and what it lost (`gap`, `stopped`) is
+ * still known when its events are sent again. A frame that could not be
+ * written is lost with the writer. */
+static void file_rotate(ut__daemon *d, ut__rec_file *f)
+{
+    if (!file_flush(d, f) && f->writer)
+        lost(&d->rec, f);
+    file_release(&d->rec, f);
+}
+
+/* Flushes and closes `f`'s file and drops its entry (the tab is gone, or
+ * the daemon stops). */
 static void file_close(ut__daemon *d, ut__rec_file *f)
 {
-    file_flush(d, f);
-    file_release(&d->rec, f);
+    file_rotate(d, f);
     table_remove(&d->rec, f);
     ut_free(f);
 }
@@ -292,7 +329,7 @@ static int file_create_or_wait(ut__daemon *d, ut__rec_file *f, int64_t time_us)
     ut__recorder *r = &d->rec;
     int fd = file_create(d, f, time_us);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE) && !ut_list_empty(&r->open)) {
-        file_close(d, open_entry(ut_list_last(&r->open)));
+        file_rotate(d, open_entry(ut_list_last(&r->open)));
         fd = file_create(d, f, time_us);
     }
     if (fd >= 0 || (errno != EMFILE && errno != ENFILE && errno != 0))
@@ -512,7 +549,7 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
     }
     if (!f->writer) {
         while (r->n_open >= d->settings.record_max_files && !ut_list_empty(&r->open))
-            file_close(d, open_entry(ut_list_last(&r->open)));
+            file_rotate(d, open_entry(ut_list_last(&r->open)));
         file_open(d, f, ev);
         if (!f->writer) {
             /* Not recorded: the entry stays (with its gap), and the next
@@ -531,6 +568,11 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
                 ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
         st = UT_OK;
     }
+    /* Out of memory packing the event (it is not queued) or compressing
+     * the frame it completed (it is): either way not on disk, and a copy
+     * sent again must not be acked on the strength of this one. */
+    if (st == UT_ENOMEM)
+        lost(r, f);
     file_after_writer(d, f, st, frame);
     if (!f->writer)
         return;
@@ -573,10 +615,17 @@ uint64_t ut__recorder_take_lost(ut__daemon *d)
 void ut__recorder_sync(ut__daemon *d)
 {
     ut__recorder *r = &d->rec;
-    ut_list *l;
-    while ((l = ut_list_first(&r->touched)) != NULL) {
-        ut_list_remove(l);
-        file_flush(d, ut_list_entry(l, ut__rec_file, touched_link));
+    ut_list *l, *following;
+    /* A file leaves the touched list only once its frame is written: a
+     * failed write then still knows which acks it must hold back (`lost`
+     * reads touched_at), and a frame that stays queued keeps the file on
+     * the list for the next sync. */
+    ut_list_foreach_safe(l, following, &r->touched) {
+        ut__rec_file *f = ut_list_entry(l, ut__rec_file, touched_link);
+        if (file_flush(d, f))
+            ut_list_remove(&f->touched_link);
+        else if (f->writer)
+            withhold_from(r, f->touched_at);
     }
 }
 

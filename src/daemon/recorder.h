@@ -26,7 +26,8 @@ typedef struct ut__recorder {
     bool enabled;
     int dir_fd;
     ut_rec_writer_opts opts;
-    ut__rec_file **buckets;   /* every tab with an open file or a stopped recording */
+    ut__rec_file **buckets;   /* every recorded tab until it is gone: with an open file, a
+                               * file closed to make room, or a stopped recording */
     size_t n_buckets;         /* a power of two */
     size_t n_entries;
     ut_list open;             /* open files, most recently written first */
