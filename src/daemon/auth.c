@@ -278,6 +278,11 @@ bool ut__auth_bearer_ok(const ut__auth *a, ut_str authorization)
     return bearer_value(authorization, &given) && token_equal(given, a->token, a->token_len);
 }
 
+bool ut__auth_token_origin_ok(const ut_token_claims *claims, ut_str origin)
+{
+    return claims->origin_len == 0 || ut_str_eq(origin, ut_str_from(claims->origin, claims->origin_len));
+}
+
 ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,
                                               ut_token_claims *claims, const char **why)
 {

@@ -72,6 +72,11 @@ bool ut__auth_signed_mode(const ut__auth *a);
 /* Checks a signed per-tab token at `now_s` (see uitrail/token.h). */
 ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
                                               ut_token_claims *claims, const char **why);
+/* Whether a request whose Origin header is `origin` (empty: none) may use
+ * a token with `claims`: a token that names an origin is good with that
+ * Origin only, never without one (a client that is not a browser sends
+ * the header itself); a token that names none, with any. */
+bool ut__auth_token_origin_ok(const ut_token_claims *claims, ut_str origin);
 /* Signed mode, POST /v1/ingest over TCP: checks the signed per-tab token
  * an Authorization header carries as its bearer credential. */
 ut_token_verdict ut__auth_bearer_ingest_token(const ut__auth *a, ut_str authorization, int64_t now_s,

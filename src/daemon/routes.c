@@ -345,10 +345,10 @@ static bool access_ingest_writer(ut__conn *c)
     const char *why = NULL;
     ut_token_verdict v = ut__auth_bearer_ingest_token(&d->auth, auth, ut__clock_wall_us() / 1000000, &claims, &why);
     ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
-    if (v == UT_TOKEN_VALID && claims.origin_len && origin.len &&
-        !ut_str_eq(origin, ut_str_from(claims.origin, claims.origin_len))) {
+    if (v == UT_TOKEN_VALID && !ut__auth_token_origin_ok(&claims, origin)) {
         d->m.token_refused_origin++;
-        ut__http_replace_error(c, 403, "the ingest token is for pages of %s", claims.origin);
+        ut__http_replace_error(c, 403, "the ingest token is for pages of %s%s", claims.origin,
+                               origin.len ? "" : ": send it with that Origin header");
         return false;
     }
     if (v == UT_TOKEN_VALID)

@@ -151,7 +151,7 @@ static bool check_signed_token(ut__conn *c, bool offered, ut_str token, ut__inge
         return false;
     }
     ut_str origin = ut__http_header(c, UT__HDR_ORIGIN);
-    if (claims.origin_len > 0 && !ut_str_eq(origin, ut_str_from(claims.origin, claims.origin_len))) {
+    if (!ut__auth_token_origin_ok(&claims, origin)) {
         d->m.token_refused_origin++;
         refuse(c, 403, NULL, "the ingest token is for pages of %s, not of '%.*s'", claims.origin,
                QUOTE(origin));

@@ -2,6 +2,8 @@
  * and base64 from libcrypto, the claims' JSON from jansson. */
 #include "uitrail/token.h"
 
+#include "uitrail/event.h"
+
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -99,7 +101,10 @@ static bool hmac_sha256(ut_str secret, ut_str data, unsigned char mac[SHA256_BYT
 /* ---- claims ---- */
 
 /* Whether `s` may name a tab: not empty, within the limit, no C0 or C1
- * control character and no DEL (jansson has checked the UTF-8). */
+ * control character and no DEL (jansson has checked the UTF-8), and
+ * exactly what ingest keeps of a tab id (ut_text_clean drops invisible
+ * characters from an event's `tab`): a token for "a\u200Bb" would
+ * otherwise bind a connection to a tab no event of it can name. */
 static bool tab_text_ok(ut_str s)
 {
     if (s.len == 0 || s.len > UT_TAB_MAX_BYTES)
@@ -111,7 +116,10 @@ static bool tab_text_ok(ut_str s)
         if (ch == 0xc2 && i + 1 < s.len && (unsigned char)s.ptr[i + 1] < 0xa0)
             return false; /* U+0080..U+009F */
     }
-    return true;
+    ut_buf clean = UT_BUF_INIT;
+    bool kept = ut_text_clean(s, UT_TAB_MAX_BYTES, &clean) == UT_OK && ut_str_eq(ut_buf_str(&clean), s);
+    ut_buf_free(&clean);
+    return kept;
 }
 
 /* Whether `s` may be an origin: printable ASCII without spaces. */
@@ -146,7 +154,8 @@ static ut_token_verdict read_claims(json_t *claims, ut_token_claims *out, const 
     json_t *origin = json_object_get(claims, "origin");
     if (!json_is_string(tab) ||
         !tab_text_ok(ut_str_from(json_string_value(tab), json_string_length(tab)))) {
-        *why = "the claim \"tab\" must be a tab id: 1 to 128 bytes without control characters";
+        *why = "the claim \"tab\" must be a tab id: 1 to 128 bytes of UTF-8 without control or invisible "
+               "characters (zero-width, bidi: ingest drops them from an event's tab)";
         return UT_TOKEN_BAD_CLAIMS;
     }
     if (!json_is_integer(exp) || json_integer_value(exp) <= 0) {

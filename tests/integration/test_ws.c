@@ -984,6 +984,7 @@ static void test_ws_signed_handshake(void **state)
         {"expired", own, p_expired, NULL, 401, "(expired)"},
         {"signed with another secret", own, p_forged, NULL, 401, "(bad_signature)"},
         {"for another origin", own, p_app, NULL, 403, "for pages of https://app.test"},
+        {"for an origin, sent without one", NULL, p_app, NULL, 403, "for pages of https://app.test"},
         {"foreign Origin with a good token", "https://evil.test", p_good, NULL, 403, "may not send events"},
         {"good token, own Origin", own, p_good, NULL, 101, NULL},
         {"good token, its Origin", "https://app.test", p_app, NULL, 101, NULL},
@@ -1007,7 +1008,7 @@ static void test_ws_signed_handshake(void **state)
     assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"malformed\"}"), 1);
     assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"expired\"}"), 1);
     assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"bad_signature\"}"), 1);
-    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"origin\"}"), 1);
+    assert_int_equal(itest_metric(d, "uitrail_ingest_tokens_refused_total{reason=\"origin\"}"), 2);
     char *log = itest_log(d);
     assert_null(strstr(log, INGEST_SECRET));
     ut_free(log);
@@ -1229,19 +1230,32 @@ static void test_http_ingest_signed(void **state)
         itest_response_free(&r);
     }
     assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"other_tab\"}"), 1);
-    /* A token naming an origin is refused from another one. */
-    int fd = itest_connect_tcp(d->http_port);
-    ut_buf req = UT_BUF_INIT;
-    ut_buf_printf(&req, "POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://evil.test\r\n"
-                        "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
-                        "Content-Length: %zu\r\n\r\n%s",
-                  for_app, sizeof body - 1, body);
-    itest_response r;
-    assert_true(itest_send(fd, req.data, req.len) && itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
-    assert_int_equal(r.status, 403);
-    itest_response_free(&r);
-    ut_buf_free(&req);
-    close(fd);
+    /* A token naming an origin is refused from another one, and without
+     * any (as the WebSocket refuses it): only its own origin writes. */
+    const struct {
+        const char *origin_header;
+        int status;
+    } origins[] = {
+        {"Origin: https://evil.test\r\n", 403},
+        {"", 403},
+        {"Origin: https://app.test\r\n", 202},
+    };
+    for (size_t i = 0; i < sizeof origins / sizeof origins[0]; i++) {
+        int fd = itest_connect_tcp(d->http_port);
+        ut_buf req = UT_BUF_INIT;
+        ut_buf_printf(&req, "POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\n%s"
+                            "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                            "Content-Length: %zu\r\n\r\n%s",
+                      origins[i].origin_header, for_app, sizeof body - 1, body);
+        itest_response r;
+        assert_true(itest_send(fd, req.data, req.len) && itest_read_response(fd, &r, ITEST_TIMEOUT_MS));
+        if (r.status != origins[i].status)
+            fail_msg("a token for https://app.test with '%s': %d %s", origins[i].origin_header, r.status,
+                     r.body.data);
+        itest_response_free(&r);
+        ut_buf_free(&req);
+        close(fd);
+    }
     ut_free(token), ut_free(expired), ut_free(for_app);
     signed_stop(&sd);
 }
