@@ -1,114 +1,33 @@
-/* The click rules: the pending click and its outcome, debounce, rage
- * clicks and bursts (see clicks.h; the outcome rules as a whole are told
- * at the top of engine.c). */
+/* The click rules: debounce, rage clicks and bursts (see clicks.h; the
+ * click awaiting an outcome is actions.c's). */
 #include "clicks.h"
 
 #include <assert.h>
 #include <string.h>
-
-ut__entry **ut__find_entry(const ut__tab *t, uint32_t id)
-{
-    for (uint32_t i = 0; i < t->ring.count; i++) {
-        ut__entry **slot = ut__ring_newest(&t->ring, i);
-        if ((*slot)->id == id)
-            return slot;
-    }
-    return NULL;
-}
 
 static bool is_click_entry(const ut__entry *en)
 {
     return en->kind == UT__E_CLICK || en->kind == UT__E_BURST;
 }
 
-/* The click a late event at `at` followed: see ut__outcome_candidate. */
-static ut__entry **late_candidate(const ut__tab *t, int64_t at)
-{
-    for (uint32_t i = 0; i < t->ring.count; i++) {
-        ut__entry **slot = ut__ring_newest(&t->ring, i);
-        const ut__entry *en = *slot;
-        if (en->kind != UT__E_CLICK || en->time_us > at)
-            continue;
-        if (at - en->last_us > OUTCOME_WINDOW_US)
-            return NULL;
-        bool open = en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED ||
-                    en->outcome == UT__OUT_DEAD;
-        return open ? slot : NULL;
-    }
-    return NULL;
-}
-
-ut__entry **ut__outcome_candidate(const ut__tab *t, int64_t now)
-{
-    if (t->late)
-        return late_candidate(t, now);
-    if (!t->pending || now - t->pending_last_us > OUTCOME_WINDOW_US)
-        return NULL;
-    ut__entry **slot = ut__find_entry(t, t->pending_id);
-    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
-        return NULL;
-    return slot;
-}
-
-/* After an unload that answered the pending click: that click, while its
- * outcome is still open and the next page arrives within
- * UT_UNLOAD_OUTCOME_WINDOW_MS of the unload. */
-ut__entry **ut__unload_outcome_candidate(const ut__tab *t, int64_t now)
-{
-    if (t->late || !t->pending || !t->unload_answers_pending || now - t->unload_us > UNLOAD_WINDOW_US)
-        return NULL;
-    ut__entry **slot = ut__find_entry(t, t->pending_id);
-    if (!slot || ((*slot)->outcome != UT__OUT_NONE && (*slot)->outcome != UT__OUT_CHANGED))
-        return NULL;
-    return slot;
-}
-
-void ut__mark_responded(ut__tab *t, int64_t now)
-{
-    if (t->pending && now >= t->pending_last_us)
-        t->pending_responded = true;
-    if (t->late) {
-        ut__entry **slot = late_candidate(t, now);
-        if (slot && (*slot)->outcome == UT__OUT_DEAD)
-            (*slot)->outcome = UT__OUT_NONE;
-    }
-}
-
-/* Whether `s` points into the text of `en` (for the assertions). */
-static inline bool points_into(const ut__entry *en, ut_str s)
-{
-    uintptr_t begin = (uintptr_t)en->text, at = (uintptr_t)s.ptr;
-    return at >= begin && at < begin + ut__entry_text_len(en);
-}
-
-/* Sets the outcome of the click in `slot` with its text fields (which must
- * not point into the entry). */
-ut_status ut__set_outcome(ut__tab *t, ut__entry **slot, ut__outcome outcome, ut_str role,
-                          ut_str text, uint8_t detail)
-{
-    assert(!points_into(*slot, role) && !points_into(*slot, text) &&
-           "outcome text must not point into the entry it rebuilds");
-    ut_str fields[UT__F__COUNT] = {0};
-    fields[UT__F_OUT_ROLE] = role;
-    fields[UT__F_OUT_TEXT] = text;
-    ut_status st = ut__entry_rebuild(slot, (1u << UT__F_OUT_ROLE) | (1u << UT__F_OUT_TEXT), fields);
-    if (st != UT_OK)
-        return st;
-    (*slot)->outcome = (uint8_t)outcome;
-    (*slot)->outcome_detail = detail;
-    /* A late event may answer an older click: the pending one waits on. */
-    if (!t->late || (t->pending && (*slot)->id == t->pending_id))
-        t->pending = false;
-    return UT_OK;
-}
-
-void ut__rage_reset(ut__tab *t)
+/* Forgets the rage history. */
+static void rage_reset(ut__tab *t)
 {
     t->rage_n = 0;
 }
 
+/* The rage history follows the newest entry: it holds only while no other
+ * entry was added as the newest since it was last written (the ring's
+ * pushes count them). */
+static uint32_t rage_count(const ut__tab *t)
+{
+    return t->rage_pushes == t->ring.pushes ? t->rage_n : 0;
+}
+
 static void rage_record(ut__tab *t, int64_t now)
 {
+    t->rage_n = rage_count(t);
+    t->rage_pushes = t->ring.pushes;
     if (t->rage_n == UT_RAGE_MIN_CLICKS - 1) {
         memmove(t->rage_times, t->rage_times + 1, sizeof t->rage_times - sizeof t->rage_times[0]);
         t->rage_n--;
@@ -121,77 +40,48 @@ static void rage_record(ut__tab *t, int64_t now)
 static uint32_t rage_recent(const ut__tab *t, int64_t now)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < t->rage_n; i++)
+    for (uint32_t i = 0; i < rage_count(t); i++)
         if (now - t->rage_times[i] <= RAGE_WINDOW_US)
             n++;
     return n;
 }
 
-/* Pushes a new entry, stamping its id and time. A click entry becomes the
- * pending click; the rage history follows the newest entry's element. */
-void ut__push_entry(ut__tab *t, ut__entry *en, int64_t now)
+/* Adds a click entry: it becomes the click awaiting an outcome, and the
+ * rage history follows it (kept when the newest entry was a click on the
+ * same element). A late click only goes where it happened. */
+static void click_push(ut__tab *t, ut__entry *en, int64_t now)
 {
-    if (t->late) {
-        en->id = t->next_entry_id++;
-        en->time_us = now;
-        en->last_us = now;
-        ut__ring_insert_by_time(&t->ring, en);
+    if (t->action.late) {
+        ut__ring_add(&t->ring, en, now, true);
         return;
     }
     ut__entry **prev = ut__ring_newest(&t->ring, 0);
-    bool same_el_click = en->kind == UT__E_CLICK && prev && (*prev)->kind == UT__E_CLICK &&
+    bool same_el_click = prev && (*prev)->kind == UT__E_CLICK &&
                          ut_str_eq(ut__entry_field(*prev, UT__F_EL), ut__entry_field(en, UT__F_EL));
+    ut__ring_add(&t->ring, en, now, false);
     if (!same_el_click)
-        ut__rage_reset(t);
-    en->id = t->next_entry_id++;
-    en->time_us = now;
-    en->last_us = now;
-    ut__ring_push(&t->ring, en);
-    if (en->kind == UT__E_CLICK) {
-        rage_record(t, now);
-        t->pending = true;
-        t->pending_id = en->id;
-        t->pending_last_us = now;
-        t->pending_responded = false;
-    }
+        rage_reset(t);
+    t->rage_pushes = t->ring.pushes;
+    rage_record(t, now);
+    ut__action_click(&t->action, en->id, now);
 }
 
-/* Allocates an entry of `kind` and makes sure it can be pushed. */
-ut__entry *ut__entry_make(ut__tab *t, uint8_t kind, const ut_str fields[UT__F__COUNT])
+/* Encodes a click's context as a list in cx->build. */
+static ut_str build_ctx(const ut__click_ctx *cx, const ut_event *ev)
 {
-    if (ut__ring_reserve(&t->ring) != UT_OK)
-        return NULL;
-    return ut__entry_new(kind, fields);
-}
-
-/* Encodes a click's context as a list in e->build. */
-static ut_str build_ctx(ut_engine *e, const ut_event *ev)
-{
-    ut_buf_reset(&e->build);
+    ut_buf_reset(cx->build);
     if (ev->sens || ev->ctx.kind == UT_CTX_NONE)
         return UT_STR_NULL;
     if (ev->ctx.kind == UT_CTX_ROW) {
         for (uint32_t i = 0; i < ev->ctx.ncells && i < UT_CTX_CELLS_MAX; i++)
-            ut__list_put(&e->build, ev->ctx.cells[i], UT_CELL_MAX_BYTES);
+            ut__list_put(cx->build, ev->ctx.cells[i], UT_CELL_MAX_BYTES);
     } else {
-        ut__list_put(&e->build, ev->ctx.name, UT_CELL_MAX_BYTES);
+        ut__list_put(cx->build, ev->ctx.name, UT_CELL_MAX_BYTES);
     }
-    return ut_buf_str(&e->build);
+    return ut_buf_str(cx->build);
 }
 
 /* ---- Clicks: debounce, rage ---- */
-
-/* A click folded into entry `en` at `now` restarts the wait for a response,
- * unless the entry already has its final outcome. */
-static void pending_follow(ut__tab *t, const ut__entry *en, int64_t now)
-{
-    if (en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED) {
-        t->pending = true;
-        t->pending_id = en->id;
-        t->pending_last_us = now;
-        t->pending_responded = en->outcome == UT__OUT_CHANGED;
-    }
-}
 
 /* Folds the newest entry into the click entry before it when both are
  * clicks on one element within the rage window, so that a rage click is a
@@ -223,8 +113,7 @@ static ut_status rage_fold(ut__tab *t)
     o->flags |= n->flags & UT__EF_RAGE;
     o->state_set = n->state_set;
     o->state_on = n->state_on;
-    if (t->pending && t->pending_id == n->id)
-        t->pending_id = o->id;
+    ut__action_click_moved(&t->action, n->id, o->id);
     ut__ring_drop_newest(&t->ring);
     return UT_OK;
 }
@@ -237,12 +126,12 @@ typedef enum click_fold {
     FOLD_RAGE,     /* completes a rage streak */
 } click_fold;
 
-static click_fold click_fold_of(const ut_engine *e, const ut__tab *t, const ut_event *ev, int64_t now)
+static click_fold click_fold_of(const ut__click_ctx *cx, const ut__tab *t, const ut_event *ev, int64_t now)
 {
     ut__entry **slot = ut__ring_newest(&t->ring, 0);
     if (!slot || !is_click_entry(*slot) || !ut_str_eq(ut__entry_field(*slot, UT__F_EL), ev->el))
         return FOLD_NONE;
-    bool debounced = now - (*slot)->last_us <= (int64_t)e->cfg.debounce_ms * US_PER_MS;
+    bool debounced = now - (*slot)->last_us <= (int64_t)cx->debounce_ms * US_PER_MS;
     /* Anything but a debounced repeat on a burst's latest member is a
      * click of its own. */
     if ((*slot)->kind == UT__E_BURST)
@@ -275,7 +164,7 @@ static ut_status click_fold_in(ut__tab *t, const ut_event *ev, int64_t now, clic
     en->state_set = ev->state_set;
     en->state_on = ev->state_on & ev->state_set;
     rage_record(t, now);
-    pending_follow(t, en, now);
+    ut__action_click_follow(&t->action, en, now);
     return UT_OK;
 }
 
@@ -334,31 +223,31 @@ static void burst_note_state(ut__entry *burst, uint32_t index, uint8_t set, uint
 }
 
 /* Adds a click to the burst in `slot`. */
-static ut_status burst_add(ut_engine *e, ut__tab *t, ut__entry **slot, const ut_event *ev,
+static ut_status burst_add(const ut__click_ctx *cx, ut__tab *t, ut__entry **slot, const ut_event *ev,
                            int64_t now)
 {
     ut_str members = ut__entry_field(*slot, UT__F_MEMBERS), item;
     uint32_t stored = 0;
     for (ut_str it = members; ut__list_next(&it, &item);)
         stored++;
-    ut_buf_reset(&e->build);
-    ut_buf_append_str(&e->build, members);
+    ut_buf_reset(cx->build);
+    ut_buf_append_str(cx->build, members);
     if (stored / 2 < UT_BURST_MEMBERS_MAX) {
-        ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
-        ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
+        ut__list_put(cx->build, ev->el, UT_EL_MAX_BYTES);
+        ut__list_put(cx->build, ev->name, UT_NAME_MAX_BYTES);
     }
-    if (e->build.oom)
+    if (cx->build->oom)
         return UT_ENOMEM;
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_EL] = ev->el;
-    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
+    fields[UT__F_MEMBERS] = ut_buf_str(cx->build);
     ut_status st = ut__entry_rebuild(slot, (1u << UT__F_EL) | (1u << UT__F_MEMBERS), fields);
     if (st != UT_OK)
         return st;
     burst_note_state(*slot, stored / 2, ev->state_set, ev->state_on);
     (*slot)->count++;
     (*slot)->last_us = now;
-    pending_follow(t, *slot, now);
+    ut__action_click_follow(&t->action, *slot, now);
     return UT_OK;
 }
 
@@ -414,7 +303,7 @@ static bool burst_prior(const ut__tab *t, const ut_event *ev, ut__entry *prior[B
 }
 
 /* Replaces the `prior` click entries by one burst of them and the click. */
-static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now,
+static ut_status burst_make(const ut__click_ctx *cx, ut__tab *t, const ut_event *ev, int64_t now,
                             ut__entry *const prior[BURST_PRIOR])
 {
     enum { PRIOR = BURST_PRIOR };
@@ -424,14 +313,14 @@ static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
         if (!with_outcome && prior[i]->outcome != UT__OUT_NONE)
             with_outcome = prior[i];
 
-    ut_buf_reset(&e->build);
+    ut_buf_reset(cx->build);
     for (uint32_t i = PRIOR; i-- > 0;) {
-        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_EL), UT_EL_MAX_BYTES);
-        ut__list_put(&e->build, ut__entry_field(prior[i], UT__F_NAME), UT_NAME_MAX_BYTES);
+        ut__list_put(cx->build, ut__entry_field(prior[i], UT__F_EL), UT_EL_MAX_BYTES);
+        ut__list_put(cx->build, ut__entry_field(prior[i], UT__F_NAME), UT_NAME_MAX_BYTES);
     }
-    ut__list_put(&e->build, ev->el, UT_EL_MAX_BYTES);
-    ut__list_put(&e->build, ev->name, UT_NAME_MAX_BYTES);
-    if (e->build.oom)
+    ut__list_put(cx->build, ev->el, UT_EL_MAX_BYTES);
+    ut__list_put(cx->build, ev->name, UT_NAME_MAX_BYTES);
+    if (cx->build->oom)
         return UT_ENOMEM;
 
     ut__entry *oldest = prior[PRIOR - 1];
@@ -440,7 +329,7 @@ static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
         fields[f] = ut__entry_field(oldest, (ut__field)f);
     fields[UT__F_NAME] = UT_STR_NULL;
     fields[UT__F_EL] = ev->el;
-    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
+    fields[UT__F_MEMBERS] = ut_buf_str(cx->build);
     if (with_outcome) {
         fields[UT__F_OUT_ROLE] = ut__entry_field(with_outcome, UT__F_OUT_ROLE);
         fields[UT__F_OUT_TEXT] = ut__entry_field(with_outcome, UT__F_OUT_TEXT);
@@ -471,34 +360,34 @@ static ut_status burst_make(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
     ut__entry **slot = ut__ring_newest(&t->ring, 0);
     ut_free(*slot);
     *slot = burst;
-    ut__rage_reset(t);
-    pending_follow(t, burst, now);
+    rage_reset(t);
+    ut__action_click_follow(&t->action, burst, now);
     return UT_OK;
 }
 
 /* Records the click: folded into the entry it repeats, added to a burst,
  * or an entry of its own. */
-static ut_status click_record(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+static ut_status click_record(const ut__click_ctx *cx, ut__tab *t, const ut_event *ev, int64_t now)
 {
     /* A late click is a line of its own: folding it into the newest entry
      * would move it in time. */
-    click_fold fold = t->late ? FOLD_NONE : click_fold_of(e, t, ev, now);
+    click_fold fold = t->action.late ? FOLD_NONE : click_fold_of(cx, t, ev, now);
     if (fold != FOLD_NONE)
         return click_fold_in(t, ev, now, fold);
-    ut__entry **newest = t->late ? NULL : burst_newest(t, ev, now);
+    ut__entry **newest = t->action.late ? NULL : burst_newest(t, ev, now);
     if (newest && burst_to_extend(newest, ev))
-        return burst_add(e, t, newest, ev, now);
+        return burst_add(cx, t, newest, ev, now);
     ut__entry *prior[BURST_PRIOR];
     if (newest && burst_prior(t, ev, prior))
-        return burst_make(e, t, ev, now, prior);
+        return burst_make(cx, t, ev, now, prior);
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_ROLE] = ev->role;
     fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;
     fields[UT__F_EL] = ev->el;
-    fields[UT__F_CTX] = build_ctx(e, ev);
-    if (e->build.oom)
+    fields[UT__F_CTX] = build_ctx(cx, ev);
+    if (cx->build->oom)
         return UT_ENOMEM;
-    ut__entry *en = ut__entry_make(t, UT__E_CLICK, fields);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_CLICK, fields);
     if (!en)
         return UT_ENOMEM;
     en->count = 1;
@@ -507,18 +396,11 @@ static ut_status click_record(ut_engine *e, ut__tab *t, const ut_event *ev, int6
     en->state_set = ev->state_set;
     en->state_on = ev->state_on & ev->state_set;
     en->sort = (uint8_t)ev->sort;
-    ut__push_entry(t, en, now);
+    click_push(t, en, now);
     return UT_OK;
 }
 
-ut_status ut__apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+ut_status ut__apply_click(ut__tab *t, const ut__click_ctx *cx, const ut_event *ev, int64_t now)
 {
-    ut_status st = click_record(e, t, ev, now);
-    /* A control that reports its state after the click (checked, expanded,
-     * selected, pressed) shows the click's effect itself, with or without
-     * a DOM mutation (a native checkbox, a <details> summary): the click
-     * was answered, it is no dead click. */
-    if (st == UT_OK && ev->state_set)
-        ut__mark_responded(t, now);
-    return st;
+    return click_record(cx, t, ev, now);
 }

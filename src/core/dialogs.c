@@ -2,7 +2,6 @@
  * does (see dialogs.h). */
 #include "dialogs.h"
 
-#include "clicks.h"
 
 #include <assert.h>
 #include <string.h>
@@ -62,22 +61,22 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
         fresh->next = (*known)->next;
         ut_free(*known);
         *known = fresh;
-        ut__mark_responded(t, now);
+        ut__action_answered(&t->action, &t->ring, now, t->last_us);
         return UT_OK;
     }
-    ut__entry **candidate = ut__outcome_candidate(t, now);
+    ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
     ut_status st = UT_OK;
     if (candidate) {
-        st = ut__set_outcome(t, candidate, UT__OUT_DIALOG, ev->role, ev->name, 0);
+        st = ut__action_set_outcome(&t->action, candidate, UT__OUT_DIALOG, ev->role, ev->name, 0);
     } else {
         ut_str fields[UT__F__COUNT] = {0};
         fields[UT__F_ROLE] = ev->role;
         fields[UT__F_NAME] = ev->name;
         fields[UT__F_EL] = ev->el;
         fields[UT__F_TEXT] = ev->text;
-        ut__entry *en = ut__entry_make(t, UT__E_DIALOG_OPEN, fields);
+        ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_DIALOG_OPEN, fields);
         if (en)
-            ut__push_entry(t, en, now);
+            ut__ring_add(&t->ring, en, now, t->action.late);
         else
             st = UT_ENOMEM;
     }
@@ -85,7 +84,7 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
         ut_free(fresh);
         return st;
     }
-    ut__mark_responded(t, now);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
     fresh->next = t->dialogs;
     t->dialogs = fresh;
     assert(t->ndialogs <= UT_DIALOGS_OPEN_MAX);
@@ -117,11 +116,11 @@ ut_status ut__apply_dialog_close(ut__tab *t, const ut_event *ev, int64_t now)
         if (dialog_part(*known, 3).len)
             fields[UT__F_TEXT] = dialog_part(*known, 3);
     }
-    ut__entry *en = ut__entry_make(t, UT__E_DIALOG_CLOSE, fields);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_DIALOG_CLOSE, fields);
     if (!en)
         return UT_ENOMEM;
-    ut__mark_responded(t, now);
-    ut__push_entry(t, en, now);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
+    ut__ring_add(&t->ring, en, now, t->action.late);
     if (known) {
         ut__dialog *gone = *known;
         *known = gone->next;

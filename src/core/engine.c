@@ -4,16 +4,9 @@
  * dialogs.c, the serializers in trace*.c, the tab table in tabs.c and the
  * entries in ring.c.
  *
- * Outcomes. A tab has at most one click awaiting an outcome (`pending`):
- * the latest click entry. A dialog open, a navigation or an alert within
- * UT_OUTCOME_WINDOW_MS of the click becomes its outcome and ends the wait;
- * a significant mutation in that window gives the provisional outcome
- * "page changed", which one of the former may still replace. Anything
- * visible within UT_DEAD_CLICK_MS (those events, a change, a dialog close,
- * a significant mutation) means the click was answered; if nothing was and
- * the tab reports mutations, the click is settled as "no visible response"
- * once UT_DEAD_CLICK_MS has passed. A newer click ends the wait for the
- * older one without a verdict: the user moving on is not a dead click. */
+ * Outcomes: a click awaits its outcome, and the page answers the user's
+ * action; both are actions.c's (actions.h tells the rules), which every
+ * rule here tells what answered, once per event. */
 #include "engine_internal.h"
 
 #include "clicks.h"
@@ -256,13 +249,9 @@ static int64_t tab_timer_lag_us(const ut_engine *e, const ut__tab *t)
 static void tab_schedule(ut_engine *e, ut__tab *t)
 {
     int64_t due = t->stab ? ut_stab_next_deadline(t->stab) : INT64_MAX;
-    if (t->pending && tab_has_mutations(t)) {
-        int64_t dead = ut__add_sat(t->pending_last_us, DEAD_CLICK_US);
-        if (t->unload_answers_pending && t->unloaded)
-            dead = ut__add_sat(t->unload_us, UNLOAD_WINDOW_US);
-        if (dead < due)
-            due = dead;
-    }
+    int64_t dead = ut__action_click_deadline(&t->action, tab_has_mutations(t));
+    if (dead < due)
+        due = dead;
     int64_t settle = action_deadline(e, t);
     if (settle < due)
         due = settle;
@@ -274,21 +263,12 @@ static void tab_schedule(ut_engine *e, ut__tab *t)
     ut__tabs_set_deadline(&e->tabs, t, due);
 }
 
-/* Ends the wait of the pending click once UT_DEAD_CLICK_MS have passed by
+/* Ends the wait of the awaiting click once UT_DEAD_CLICK_MS have passed by
  * `now` (sender time), claiming a dead click when the rules allow. */
 static void settle_pending(ut_engine *e, ut__tab *t, int64_t now)
 {
-    if (!t->pending || now < ut__add_sat(t->pending_last_us, DEAD_CLICK_US))
-        return;
-    /* A click whose page went away waits for the next page instead. */
-    if (t->unloaded && t->unload_answers_pending && now < ut__add_sat(t->unload_us, UNLOAD_WINDOW_US))
-        return;
-    t->pending = false;
-    ut__entry **slot = ut__find_entry(t, t->pending_id);
-    if (slot && (*slot)->outcome == UT__OUT_NONE && !t->pending_responded && tab_has_mutations(t)) {
-        (*slot)->outcome = UT__OUT_DEAD;
+    if (ut__action_click_run(&t->action, &t->ring, now, tab_has_mutations(t)))
         notify_trace(e, t);
-    }
 }
 
 /* Runs what is due in `t` by sender time `now`, moving its scorer only to
@@ -384,7 +364,7 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
     fields[UT__F_NAME] = ev->sens ? UT_STR_NULL : ev->name;
     fields[UT__F_EL] = ev->el;
     fields[UT__F_TEXT] = ev->has_value && !ev->sens ? ev->value : UT_STR_NULL;
-    ut__entry *en = ut__entry_make(t, UT__E_CHANGE, fields);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_CHANGE, fields);
     if (!en)
         return UT_ENOMEM;
     en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) |
@@ -394,25 +374,26 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
                           (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0) |
                           (ev->untrusted ? UT__EF_UNTRUSTED : 0));
     en->count = ev->has_len ? ev->len : 0;
-    ut__mark_responded(t, now);
-    ut__push_entry(t, en, now);
+    ut__action_user(&t->action, &t->ring, true, false, tab_has_mutations(t), now, t->last_us);
+    ut__ring_add(&t->ring, en, now, t->action.late);
     return UT_OK;
 }
 
 static ut_status apply_alert(ut__tab *t, const ut_event *ev, int64_t now)
 {
-    ut__entry **candidate = ut__outcome_candidate(t, now);
-    ut__mark_responded(t, now);
+    ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate)
-        return ut__set_outcome(t, candidate, UT__OUT_ALERT, ev->role, ev->text, (uint8_t)ev->level);
+        return ut__action_set_outcome(&t->action, candidate, UT__OUT_ALERT, ev->role, ev->text,
+                                      (uint8_t)ev->level);
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_ROLE] = ev->role;
     fields[UT__F_TEXT] = ev->text;
-    ut__entry *en = ut__entry_make(t, UT__E_ALERT, fields);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_ALERT, fields);
     if (!en)
         return UT_ENOMEM;
     en->detail = (uint8_t)ev->level;
-    ut__push_entry(t, en, now);
+    ut__ring_add(&t->ring, en, now, t->action.late);
     return UT_OK;
 }
 
@@ -433,36 +414,36 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_NAME] = ev->title;
     fields[UT__F_TEXT] = ev->url;
-    ut__entry *en = ut__entry_make(t, UT__E_NAV, fields);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_NAV, fields);
     if (!en) {
         ut_free(page);
         return UT_ENOMEM;
     }
     en->detail = (uint8_t)ev->how;
 
-    ut__entry **candidate = reset ? NULL : ut__outcome_candidate(t, now);
-    if (t->late) {
+    ut__entry **candidate = reset ? NULL : ut__action_outcome_candidate(&t->action, &t->ring, now);
+    if (t->action.late) {
         /* A navigation older than what the tab shows now: its line and
          * its click, not the tab's page or its scorer. */
         ut_free(page);
-        ut__mark_responded(t, now);
-        ut_status st = candidate ? ut__set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0)
+        ut__action_answered(&t->action, &t->ring, now, t->last_us);
+        ut_status st = candidate ? ut__action_set_outcome(&t->action, candidate, UT__OUT_NAV, UT_STR_NULL,
+                                                          ut__url_path(ev->url), 0)
                                  : UT_OK;
         if (st != UT_OK) {
             ut_free(en);
             return st;
         }
-        ut__push_entry(t, en, now);
+        ut__ring_add(&t->ring, en, now, t->action.late);
         return UT_OK;
     }
-    if (!candidate && !reset && t->unloaded)
-        candidate = ut__unload_outcome_candidate(t, now);
-    bool after_unload = t->unloaded;
-    t->unloaded = false;
-    t->unload_answers_pending = false;
-    ut__mark_responded(t, now);
+    if (!candidate && !reset)
+        candidate = ut__action_unload_candidate(&t->action, &t->ring, now);
+    bool after_unload = ut__action_page_arrived(&t->action);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate) {
-        ut_status st = ut__set_outcome(t, candidate, UT__OUT_NAV, UT_STR_NULL, ut__url_path(ev->url), 0);
+        ut_status st = ut__action_set_outcome(&t->action, candidate, UT__OUT_NAV, UT_STR_NULL,
+                                              ut__url_path(ev->url), 0);
         if (st != UT_OK) {
             ut_free(en);
             ut_free(page);
@@ -482,8 +463,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     }
     if (reset) {
         ut__ring_clear(&t->ring);
-        t->pending = false;
-        ut__rage_reset(t);
+        ut__action_forget_click(&t->action);
     }
     ut_free(t->page);
     t->page = page;
@@ -493,7 +473,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
         t->has_tz = true;
         t->tz_min = ev->tz_min;
     }
-    ut__push_entry(t, en, now);
+    ut__ring_add(&t->ring, en, now, t->action.late);
     return UT_OK;
 }
 
@@ -514,12 +494,12 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
-    ut__action_response(&t->action, t->late ? t->last_us : now);
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */
-    ut__entry **candidate = change == UT_STAB_CHANGE_VISIBLE ? ut__outcome_candidate(t, now) : NULL;
-    ut__mark_responded(t, now);
+    ut__entry **candidate =
+        change == UT_STAB_CHANGE_VISIBLE ? ut__action_outcome_candidate(&t->action, &t->ring, now) : NULL;
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate && (*candidate)->outcome == UT__OUT_NONE) {
         (*candidate)->outcome = UT__OUT_CHANGED;
         notify_trace(e, t);
@@ -538,11 +518,8 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
  * so a tab that never comes back settles. */
 static ut_status apply_unload(ut_engine *e, ut__tab *t, int64_t now)
 {
-    t->unload_answers_pending = ut__outcome_candidate(t, now) != NULL;
-    ut__mark_responded(t, now);
+    ut__action_unload(&t->action, &t->ring, now, t->last_us);
     ut__dialogs_free(t);
-    t->unloaded = true;
-    t->unload_us = now;
     if (t->stab) {
         mark_sink ms = {e, t};
         ut_stab_page_load(t->stab, now, on_stab_mark, &ms);
@@ -553,29 +530,41 @@ static ut_status apply_unload(ut_engine *e, ut__tab *t, int64_t now)
     return UT_OK;
 }
 
-/* A host event: an entry of its own, with its data as key, value pairs.
- * It answers the pending click (the app reacted), without becoming its
- * outcome: its data would not fit an outcome. */
-static ut_status apply_app(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+/* A host event: an entry of its own, with its data as key, value pairs
+ * (built in `build`). It answers the awaiting click (the app reacted),
+ * without becoming its outcome: its data would not fit an outcome. */
+static ut_status apply_app(ut__tab *t, ut_buf *build, const ut_event *ev, int64_t now)
 {
-    ut_buf_reset(&e->build);
+    ut_buf_reset(build);
     for (uint32_t i = 0; i < ev->ndata && i < UT_APP_DATA_MAX; i++) {
-        ut__list_put(&e->build, ev->data[i].key, UT_APP_KEY_MAX_BYTES);
-        ut__list_put(&e->build, ev->data[i].value, UT_APP_VALUE_MAX_BYTES);
+        ut__list_put(build, ev->data[i].key, UT_APP_KEY_MAX_BYTES);
+        ut__list_put(build, ev->data[i].value, UT_APP_VALUE_MAX_BYTES);
     }
-    if (e->build.oom)
+    if (build->oom)
         return UT_ENOMEM;
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_NAME] = ev->name;
     fields[UT__F_TEXT] = ev->text;
-    fields[UT__F_MEMBERS] = ut_buf_str(&e->build);
-    ut__entry *en = ut__entry_make(t, UT__E_APP, fields);
+    fields[UT__F_MEMBERS] = ut_buf_str(build);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_APP, fields);
     if (!en)
         return UT_ENOMEM;
     en->detail = (uint8_t)ev->level;
-    ut__mark_responded(t, now);
-    ut__push_entry(t, en, now);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
+    ut__ring_add(&t->ring, en, now, t->action.late);
     return UT_OK;
+}
+
+/* A click: the click rules make or fold its entry; it is an action the
+ * page answers (actions.h), already answered when the control reported
+ * its state after it. */
+static ut_status apply_click(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t now)
+{
+    ut__click_ctx cx = {&e->build, e->cfg.debounce_ms};
+    ut_status st = ut__apply_click(t, &cx, ev, now);
+    if (st == UT_OK)
+        ut__action_user(&t->action, &t->ring, false, ev->state_set != 0, tab_has_mutations(t), now, t->last_us);
+    return st;
 }
 
 /* What the page-stability scorer hears besides mutations, once the event
@@ -597,7 +586,7 @@ static ut_status apply_rules(ut_engine *e, ut__tab *t, const ut_event *ev, int64
 {
     switch (ev->kind) {
     case UT_KIND_NAV: return apply_nav(e, t, ev, now);
-    case UT_KIND_CLICK: return ut__apply_click(e, t, ev, now);
+    case UT_KIND_CLICK: return apply_click(e, t, ev, now);
     case UT_KIND_CHANGE: return apply_change(t, ev, now);
     case UT_KIND_ALERT: return apply_alert(t, ev, now);
     case UT_KIND_DIALOG:
@@ -605,7 +594,7 @@ static ut_status apply_rules(ut_engine *e, ut__tab *t, const ut_event *ev, int64
                                                   : ut__apply_dialog_close(t, ev, now);
     case UT_KIND_MUTATION: return apply_mutation(e, t, ev, now);
     case UT_KIND_UNLOAD: return apply_unload(e, t, now);
-    case UT_KIND_APP: return apply_app(e, t, ev, now);
+    case UT_KIND_APP: return apply_app(t, &e->build, ev, now);
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }
@@ -627,35 +616,6 @@ static ut_status apply_kind(ut_engine *e, ut__tab *t, const ut_event *ev, int64_
 
 /* ---- Applying, in event order ---- */
 
-/* A click or a change is an action the page answers (actions.h); the
- * other events that answer a click answer it too (a mutation that counts
- * does so in apply_mutation). A tab that sends no mutation records cannot
- * tell when its page settles: its actions leave the page as it reads. */
-static void action_note(ut__tab *t, ut_kind kind, int64_t now)
-{
-    switch (kind) {
-    case UT_KIND_CHANGE:
-        /* The change a click made (a checkbox, a radio) answers it. */
-        if (t->action.pending && !t->action.responded) {
-            ut__action_response(&t->action, now);
-            break;
-        }
-        /* fallthrough */
-    case UT_KIND_CLICK:
-        if (tab_has_mutations(t))
-            ut__action_begin(&t->action, now);
-        break;
-    case UT_KIND_NAV:
-    case UT_KIND_ALERT:
-    case UT_KIND_DIALOG:
-    case UT_KIND_UNLOAD:
-    case UT_KIND_APP: ut__action_response(&t->action, now); break;
-    case UT_KIND_MUTATION:
-    case UT_KIND_CLOSE:
-    case UT_KIND__COUNT: break;
-    }
-}
-
 /* Applies one redacted event of `t` (at once, or out of its reorder
  * window) and tells the observer. A close removes the tab: *gone is then
  * set and `t` is freed. On failure nothing of the tab has changed. */
@@ -676,13 +636,13 @@ static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *
     /* A late event (a batching client's, delivered after newer ones) keeps
      * its own time in the ring and links to the click it followed; the
      * scorer and the action hear it at the tab's clock. */
-    t->late = t->reorder.applied_any && red->time_us < t->last_us;
+    bool late = t->reorder.applied_any && red->time_us < t->last_us;
     tab_run_timers(e, t, now);
-    ut_status st = apply_kind(e, t, red, t->late ? red->time_us : now, now);
-    t->late = false;
+    ut__action_event(&t->action, late);
+    ut_status st = apply_kind(e, t, red, late ? red->time_us : now, now);
+    ut__action_event(&t->action, false);
     if (st != UT_OK)
         return st;
-    action_note(t, red->kind, now);
     ut__reorder_applied(&t->reorder, red->has_seq, red->seq);
     t->last_us = now;
     e->stats.applied[red->kind]++;

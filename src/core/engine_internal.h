@@ -3,10 +3,13 @@
  * the tab table and the ring directly.
  *
  * Who owns what in src/core:
- *   ring.h     entries and the per-tab ring (ring.c)
+ *   ring.h     entries, the per-tab ring, and making, adding and finding an
+ *              entry: the plumbing every rule uses (ring.c)
  *   tabs.h     a tab and the tab table (tabs.c)
- *   actions.h  the user action a page answers (actions.c); waits after it (after.c)
- *   clicks.h   the pending click and its outcome; debounce, rage, bursts (clicks.c)
+ *   actions.h  a user action and what answered it: the click awaiting an
+ *              outcome and the action the page answers, one call per event
+ *              (actions.c); waits after it (after.c)
+ *   clicks.h   debounce, rage clicks, bursts (clicks.c)
  *   dialogs.h  a tab's open dialogs; dialog open and close (dialogs.c)
  *   text.h     UTF-8 cut, URL path (text.c)
  *   engine.c   configuration, the clock and timers, the other event kinds

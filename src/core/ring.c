@@ -110,7 +110,7 @@ bool ut__list_next(ut_str *list, ut_str *item)
 
 void ut__ring_init(ut__ring *r, uint32_t cap)
 {
-    *r = (ut__ring){NULL, cap, 0, 0};
+    *r = (ut__ring){.cap = cap};
 }
 
 void ut__ring_clear(ut__ring *r)
@@ -180,4 +180,34 @@ void ut__ring_drop_newest(ut__ring *r)
     ut_free(*slot);
     *slot = NULL;
     r->count--;
+}
+
+ut__entry *ut__ring_entry_make(ut__ring *r, uint8_t kind, const ut_str fields[UT__F__COUNT])
+{
+    if (ut__ring_reserve(r) != UT_OK)
+        return NULL;
+    return ut__entry_new(kind, fields);
+}
+
+void ut__ring_add(ut__ring *r, ut__entry *en, int64_t now, bool late)
+{
+    en->id = r->next_id++;
+    en->time_us = now;
+    en->last_us = now;
+    if (late) {
+        ut__ring_insert_by_time(r, en);
+    } else {
+        ut__ring_push(r, en);
+        r->pushes++;
+    }
+}
+
+ut__entry **ut__ring_find(const ut__ring *r, uint32_t id)
+{
+    for (uint32_t i = 0; i < r->count; i++) {
+        ut__entry **slot = ut__ring_newest(r, i);
+        if ((*slot)->id == id)
+            return slot;
+    }
+    return NULL;
 }

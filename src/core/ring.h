@@ -1,8 +1,9 @@
 /* Ring entries and the per-tab ring that holds them (ring.c): what an
  * entry stores, its text fields and their maxima, the list encoding of the
- * list fields, and the ring of a tab's last entries. The rules that make
- * and fold entries live in engine.c, clicks.c and dialogs.c; trace*.c only
- * reads them. */
+ * list fields, the ring of a tab's last entries, and the plumbing every
+ * rule uses to make, add and find an entry. The rules that make and fold
+ * entries live in engine.c, clicks.c and dialogs.c (what answered a click:
+ * actions.c); trace*.c only reads them. */
 #ifndef UITRAIL_CORE_RING_H
 #define UITRAIL_CORE_RING_H
 
@@ -124,6 +125,10 @@ typedef struct ut__ring {
     uint32_t cap;
     uint32_t head;     /* index of the oldest entry */
     uint32_t count;
+    uint32_t next_id;  /* the serial number of the next entry added */
+    /* Entries added as the newest (a late event's is not): tells the click
+     * rules whether the newest entry changed since they last looked. */
+    uint32_t pushes;
 } ut__ring;
 
 void ut__ring_init(ut__ring *r, uint32_t cap);
@@ -137,6 +142,18 @@ void ut__ring_push(ut__ring *r, ut__entry *en);
  * is at or before its own: an event that came late goes where it
  * happened. The oldest is freed when full. */
 void ut__ring_insert_by_time(ut__ring *r, ut__entry *en);
+/* ---- The entry plumbing every rule uses ---- */
+
+/* Allocates an entry of `kind` holding `fields` and makes sure it can be
+ * added (ut__ring_reserve). NULL when out of memory. */
+ut__entry *ut__ring_entry_make(ut__ring *r, uint8_t kind, const ut_str fields[UT__F__COUNT]);
+/* Adds `en` (made by ut__ring_entry_make), stamping its serial number and
+ * its time `now`: as the newest entry, or, for a late event, where it
+ * happened (ut__ring_insert_by_time). */
+void ut__ring_add(ut__ring *r, ut__entry *en, int64_t now, bool late);
+/* The slot of the entry with serial number `id`, or NULL. */
+ut__entry **ut__ring_find(const ut__ring *r, uint32_t id);
+
 /* The slot of the i-th newest entry (0: newest); NULL past the end. */
 ut__entry **ut__ring_newest(const ut__ring *r, uint32_t i);
 /* Frees the newest entry and removes it. */

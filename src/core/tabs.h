@@ -1,5 +1,5 @@
 /* A tab and the tab table (tabs.c): a tab's state (its ring, open dialogs,
- * pending click, page, scorer, reorder buffer and seq window) and the
+ * action and what answered it, page, scorer, reorder buffer and seq window) and the
  * table that finds, evicts (LRU) and schedules (deadline heap) tabs. The
  * engine's rules change a tab's fields; only tabs.c links and unlinks it. */
 #ifndef UITRAIL_CORE_TABS_H
@@ -33,17 +33,7 @@ typedef struct ut__tab {
     ut__seqwin seqwin;        /* recent seqs accepted (dedup) */
     ut__reorder reorder;      /* events held until they can be applied in order */
     ut__ring ring;
-    ut__action action;   /* the user action the page answers (actions.h) */
-
-    /* The click awaiting an outcome (at most one): `pending`, below. */
-    int64_t pending_last_us;
-
-    /* The page went away (`uitrail.unload`) and no navigation came yet:
-     * the page reads as changing, and when the unload answered the pending
-     * click, the next page's navigation within UT_UNLOAD_OUTCOME_WINDOW_MS
-     * of the unload is that click's outcome (`unloaded`,
-     * `unload_answers_pending`, below). */
-    int64_t unload_us;
+    ut__action action;        /* the action and what answered it (actions.h) */
 
     /* Times of the latest clicks on the newest entry's element (rage). */
     int64_t rage_times[UT_RAGE_MIN_CLICKS - 1];
@@ -56,22 +46,13 @@ typedef struct ut__tab {
 
     uint32_t heap_index;      /* UT__NOT_IN_HEAP when no deadline */
     int32_t tz_min;
-    uint32_t next_entry_id;
-    uint32_t pending_id;
     uint32_t rage_n;
+    uint32_t rage_pushes;     /* the ring's pushes when rage_times were last valid */
     uint32_t ndialogs;
     uint16_t url_len;
     uint16_t title_len;
 
     bool has_tz;
-    bool pending;
-    bool pending_responded; /* something visible followed: never dead */
-    bool unloaded;
-    bool unload_answers_pending;
-    /* A late event (earlier than one already applied) is being applied:
-     * its entry goes where it happened and its outcome to the click it
-     * followed (clicks.h). */
-    bool late;
     uint8_t key_len;
     char key[];
 } ut__tab;
