@@ -254,6 +254,8 @@ static void ws_flush(ut__conn *c, ws_conn *ws)
         ut__conn_finish(c);
 }
 
+static void arm(ut__conn *c, ws_conn *ws, uint64_t ms, uv_timer_cb cb);
+
 /* A WebSocket silent for the idle timeout gets a ping; one still silent
  * after another is gone (a browser answers pings by itself, even in a
  * background tab). */
@@ -272,7 +274,7 @@ static void on_idle(uv_timer_t *t)
         ut__conn_abort(c, "out of memory");
         return;
     }
-    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
+    arm(c, ws, c->d->settings.idle_timeout_ms, on_idle);
     ws_flush(c, ws);
 }
 
@@ -287,6 +289,45 @@ static void on_stalled(uv_timer_t *t)
     ut__conn_abort(c, what);
 }
 
+/* The token of a bound connection expired while it was silent (an event
+ * at or after exp would have found out in ingest.c): it closes now, as it
+ * would at its next event, instead of living on until the idle timeout. */
+static void on_token_expiry(uv_timer_t *t)
+{
+    ut__conn *c = t->data;
+    ws_conn *ws = ws_of(c);
+    int64_t left_ms = ws->bind.exp_s * 1000 - ut__clock_wall_us() / 1000;
+    if (left_ms > 0) { /* the wall clock is behind the loop's: not yet */
+        ut__conn_timer(c, (uint64_t)left_ms, on_token_expiry);
+        return;
+    }
+    if (!ws->bind.expired)
+        ut__log(UT__LOG_INFO, "an ingest token for tab '%.*s' expired on a silent connection: closing it",
+                (int)ws->bind.tab_len, ws->bind.tab);
+    ws->bind.expired = true;
+    c->d->m.bound_expired++;
+    if (c->acks_queued)
+        ut__acks_commit(c->d);
+    if (c->state != UT__CONN_OPEN || ws->failed)
+        return;
+    queue_close(ws, WSLAY_CODE_POLICY_VIOLATION, "the ingest token expired: reconnect with a new one");
+    ws_flush(c, ws);
+}
+
+/* Arms the connection's timer for `cb` in `ms`, or for the token's expiry
+ * when that comes first. */
+static void arm(ut__conn *c, ws_conn *ws, uint64_t ms, uv_timer_cb cb)
+{
+    if (ws->bound && !ws->bind.expired) {
+        int64_t left_ms = ws->bind.exp_s * 1000 - ut__clock_wall_us() / 1000;
+        if (left_ms < (int64_t)ms) {
+            ut__conn_timer(c, left_ms > 0 ? (uint64_t)left_ms : 1, on_token_expiry);
+            return;
+        }
+    }
+    ut__conn_timer(c, ms, cb);
+}
+
 /* Arms the timer after a read. Between messages: the idle timeout, after
  * which a ping goes. Inside one: a deadline for the whole message, armed
  * when it starts and not by each byte, so that a peer trickling a byte a
@@ -295,9 +336,9 @@ static void on_stalled(uv_timer_t *t)
 static void arm_timer(ut__conn *c, ws_conn *ws)
 {
     if (!ws->in_message)
-        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
+        arm(c, ws, c->d->settings.idle_timeout_ms, on_idle);
     else if (ws->started_message)
-        ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_stalled);
+        arm(c, ws, c->d->settings.idle_timeout_ms, on_stalled);
     ws->started_message = false;
 }
 
@@ -424,7 +465,7 @@ ut_status ut__ws_open(ut__conn *c, const ut__ingest_binding *bind)
      * (at most 125 bytes each). The message limit is ours (on_frame_start),
      * so that the close frame can say why. */
     wslay_event_config_set_no_buffering(ws->ctx, 1);
-    ut__conn_timer(c, c->d->settings.idle_timeout_ms, on_idle);
+    arm(c, ws, c->d->settings.idle_timeout_ms, on_idle);
     ut__http_hand_over(c, &ws_ops, ws);
     return UT_OK;
 }

@@ -1165,6 +1165,28 @@ static void test_ws_signed_token_expires_on_an_open_connection(void **state)
     signed_stop(&sd);
 }
 
+/* A bound connection that stays silent is closed when its token expires,
+ * not at the idle timeout (it would otherwise be answered pings for as
+ * long as it lives): the same 1008 an event after the expiry gets. */
+static void test_ws_signed_token_expires_on_a_silent_connection(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, (const char *const[]){"--idle-timeout-ms", "60000", NULL});
+    itest_daemon *d = &sd.d;
+    char *token = mint("tab-quiet", 2, NULL, INGEST_SECRET);
+    ws_client cl;
+    client_open_token(&cl, d, NULL, token);
+    assert_true(client_pump(&cl, got_close, NULL, ITEST_TIMEOUT_MS));
+    assert_int_equal(cl.close_code, WSLAY_CODE_POLICY_VIOLATION);
+    assert_non_null(strstr(cl.close_reason, "expired"));
+    assert_true(itest_wait_closed(cl.fd, ITEST_TIMEOUT_MS));
+    assert_int_equal(itest_metric(d, "uitrail_ingest_unbound_total{reason=\"expired\"}"), 1);
+    client_free(&cl);
+    ut_free(token);
+    signed_stop(&sd);
+}
+
 /* Origin-only mode still works as it did, says so at start, and a seq of
  * 2^64-1 cannot silence a tab: it jumps too far and is rejected. */
 static void test_ws_origin_only_mode_and_the_top_seq(void **state)
@@ -1357,6 +1379,7 @@ int main(void)
         cmocka_unit_test(test_ws_signed_token_writes_its_tab_only),
         cmocka_unit_test(test_ws_signed_flood_of_tab_ids_makes_no_tab),
         cmocka_unit_test(test_ws_signed_token_expires_on_an_open_connection),
+        cmocka_unit_test(test_ws_signed_token_expires_on_a_silent_connection),
         cmocka_unit_test(test_ws_origin_only_mode_and_the_top_seq),
         cmocka_unit_test(test_ws_ingest_secret_option_is_checked),
         cmocka_unit_test(test_http_ingest_signed),
