@@ -200,6 +200,10 @@
 #define UT_INGEST_SECRET_MIN_BYTES 32         /* the shared HMAC secret: at least 256 bits of it */
 #define UT_INGEST_SECRET_MAX_BYTES UT_TOKEN_MAX_BYTES
 #define UT_INGEST_TOKEN_TTL_MAX_S (7 * 86400) /* a token whose exp is further ahead is refused */
+/* After SIGHUP brings a new ingest secret, tokens signed with the previous
+ * one still verify this long (--ingest-secret-overlap-s): pages that
+ * loaded with a token minted before the rotation reconnect meanwhile. */
+#define UT_INGEST_SECRET_OVERLAP_DEFAULT_S 3600
 #define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
 #define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
 /* WebSocket ingest (protocol §3; src/daemon/ws.c) and the --demo files (src/daemon/static.c). */

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "uitrail/daemon.h"
@@ -68,6 +69,33 @@ static bool token_is_subprotocol_safe(const char *token)
     return true;
 }
 
+/* Reads the secret of signed per-tab tokens from `path` into `out`: a
+ * file others may not read or write and its group may not write, of at
+ * least UT_INGEST_SECRET_MIN_BYTES. Its group may read it: systemd's
+ * LoadCredential grants the service's user read access with an ACL,
+ * whose mask shows as the group's read bit. */
+static ut_status read_ingest_secret(const char *path, char *out, size_t *out_len, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & (S_IRWXO | S_IWGRP))) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file %s has mode %04o: a secret others may read (or its group write) is "
+                 "refused; run chmod 600 %s",
+                 path, (unsigned)(st.st_mode & 07777), path);
+        return UT_EINVAL;
+    }
+    ut_status s = read_token_file(path, "ingest-secret-file", out, out_len, err, errlen);
+    if (s == UT_OK && *out_len < UT_INGEST_SECRET_MIN_BYTES) {
+        snprintf(err, errlen,
+                 "--ingest-secret-file %s: the secret must be at least %d bytes (openssl rand -hex 32)",
+                 path, UT_INGEST_SECRET_MIN_BYTES);
+        OPENSSL_cleanse(out, UT_INGEST_SECRET_MAX_BYTES + 1);
+        *out_len = 0;
+        return UT_EINVAL;
+    }
+    return s;
+}
+
 /* Loads the secret of signed per-tab tokens (--ingest-secret-file). */
 static ut_status load_ingest_secret(ut__auth *a, char *err, size_t errlen)
 {
@@ -86,17 +114,35 @@ static ut_status load_ingest_secret(ut__auth *a, char *err, size_t errlen)
                  "token (try signed mode with `uitrail token` and tools/examples/mint-token.mjs)");
         return UT_EINVAL;
     }
-    ut_status st = read_token_file(path, "ingest-secret-file", a->ingest_secret,
-                                   &a->ingest_secret_len, err, errlen);
-    if (st == UT_OK && a->ingest_secret_len < UT_INGEST_SECRET_MIN_BYTES) {
-        snprintf(err, errlen,
-                 "--ingest-secret-file %s: the secret must be at least %d bytes (openssl rand -hex 32)",
-                 path, UT_INGEST_SECRET_MIN_BYTES);
-        OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
-        a->ingest_secret_len = 0;
-        return UT_EINVAL;
+    return read_ingest_secret(path, a->ingest_secret, &a->ingest_secret_len, err, errlen);
+}
+
+void ut__auth_reload_ingest_secret(ut__auth *a, int64_t now_s)
+{
+    const char *path = a->settings->ingest_secret_file;
+    if (!path || !ut__auth_signed_mode(a))
+        return;
+    char next[UT_INGEST_SECRET_MAX_BYTES + 1], err[512];
+    size_t next_len = 0;
+    if (read_ingest_secret(path, next, &next_len, err, sizeof err) != UT_OK) {
+        ut__log(UT__LOG_ERROR, "reload: keeping the current ingest secret: %s", err);
+        return;
     }
-    return st;
+    if (next_len == a->ingest_secret_len && CRYPTO_memcmp(next, a->ingest_secret, next_len) == 0) {
+        ut__log(UT__LOG_INFO, "reload: the ingest secret is unchanged");
+    } else {
+        uint32_t overlap_s = a->settings->ingest_secret_overlap_s;
+        memcpy(a->previous_secret, a->ingest_secret, sizeof a->previous_secret);
+        a->previous_secret_len = overlap_s > 0 ? a->ingest_secret_len : 0;
+        a->previous_until_s = now_s + overlap_s;
+        memcpy(a->ingest_secret, next, sizeof a->ingest_secret);
+        a->ingest_secret_len = next_len;
+        ut__log(UT__LOG_INFO,
+                "reload: a new ingest secret; tokens signed with the previous one verify for %u more "
+                "seconds (--ingest-secret-overlap-s), open connections keep their tokens",
+                overlap_s);
+    }
+    OPENSSL_cleanse(next, sizeof next);
 }
 
 /* Loads the ingest token (--ingest-token-file) or secret
@@ -192,6 +238,7 @@ void ut__auth_cleanup(ut__auth *a)
     OPENSSL_cleanse(a->token, sizeof a->token);
     OPENSSL_cleanse(a->ingest_token, sizeof a->ingest_token);
     OPENSSL_cleanse(a->ingest_secret, sizeof a->ingest_secret);
+    OPENSSL_cleanse(a->previous_secret, sizeof a->previous_secret);
     OPENSSL_cleanse(a->demo_token, sizeof a->demo_token);
 }
 
@@ -225,8 +272,12 @@ bool ut__auth_signed_mode(const ut__auth *a)
 ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
                                               ut_token_claims *claims, const char **why)
 {
-    return ut_token_verify(token, ut_str_from(a->ingest_secret, a->ingest_secret_len), now_s, claims,
-                           why);
+    ut_token_verdict v =
+        ut_token_verify(token, ut_str_from(a->ingest_secret, a->ingest_secret_len), now_s, claims, why);
+    if (v == UT_TOKEN_BAD_SIGNATURE && a->previous_secret_len > 0 && now_s < a->previous_until_s)
+        v = ut_token_verify(token, ut_str_from(a->previous_secret, a->previous_secret_len), now_s, claims,
+                            why);
+    return v;
 }
 
 const char *ut__auth_ingest_mode(const ut__auth *a)

@@ -33,6 +33,11 @@ typedef struct ut__auth {
     size_t ingest_token_len;
     char ingest_secret[UT_INGEST_SECRET_MAX_BYTES + 1]; /* empty: origin-only mode */
     size_t ingest_secret_len;
+    /* The secret a reload replaced, verifying until `previous_until_s`
+     * (wall-clock seconds; empty: none). */
+    char previous_secret[UT_INGEST_SECRET_MAX_BYTES + 1];
+    size_t previous_secret_len;
+    int64_t previous_until_s;
     char demo_token[2 * UT_TOKEN_RANDOM_BYTES + 1]; /* --demo only */
     size_t demo_token_len;
     char *token_path;             /* <runtime-dir>/token */
@@ -69,7 +74,14 @@ bool ut__auth_ingest_token_required(const ut__auth *a);
 /* Signed mode (--ingest-secret-file): a browser's WebSocket must offer a
  * per-tab token signed with the secret, and may write only its tab. */
 bool ut__auth_signed_mode(const ut__auth *a);
-/* Checks a signed per-tab token at `now_s` (see uitrail/token.h). */
+/* SIGHUP in signed mode: re-reads --ingest-secret-file. A new secret
+ * takes over at once, and the one it replaces still verifies for
+ * --ingest-secret-overlap-s from `now_s`; connections already open keep
+ * what their token granted. A file that cannot be read (or is open to
+ * others, or too short) keeps the current secret, with an error logged. */
+void ut__auth_reload_ingest_secret(ut__auth *a, int64_t now_s);
+/* Checks a signed per-tab token at `now_s` (see uitrail/token.h), with
+ * the secret, or the previous one within its overlap. */
 ut_token_verdict ut__auth_ingest_token_verify(const ut__auth *a, ut_str token, int64_t now_s,
                                               ut_token_claims *claims, const char **why);
 /* Whether a request whose Origin header is `origin` (empty: none) may use

@@ -111,7 +111,11 @@ static const opt_desc static_options[] = {
      "require the token in FILE for the WebSocket ingest (subprotocol uitrail.token.TOKEN)"},
     {"ingest-secret-file", OPT_STRING, S(ingest_secret_file), 0, 0, false, "FILE",
      "production mode: a browser's WebSocket must offer a per-tab token signed with the secret "
-     "in FILE (uitrail token) and may write only that tab, until the token expires"},
+     "in FILE (uitrail token) and may write only that tab, until the token expires; FILE must "
+     "not be readable by others; SIGHUP re-reads it"},
+    {"ingest-secret-overlap-s", OPT_UINT, S(ingest_secret_overlap_s), 0, UT_INGEST_TOKEN_TTL_MAX_S, true,
+     "SECONDS", "after SIGHUP brings a new ingest secret, tokens signed with the previous one still "
+     "verify for SECONDS (default 3600)"},
     {"demo", OPT_BOOL, S(demo), 0, 0, false, NULL,
      "serve the demo app under /demo/ and a read-only demo token (for development only)"},
     {"demo-root", OPT_STRING, S(demo_root), 0, 0, false, "DIR",
@@ -532,6 +536,7 @@ static void settings_defaults(ut__settings *s)
     s->log_level = UT__LOG_INFO;
     s->header_timeout_ms = UT_HTTP_HEADER_TIMEOUT_MS;
     s->idle_timeout_ms = UT_CONN_IDLE_TIMEOUT_MS;
+    s->ingest_secret_overlap_s = UT_INGEST_SECRET_OVERLAP_DEFAULT_S;
     s->record_frame_bytes = UT_REC_FRAME_CUT_DEFAULT_BYTES;
     s->record_frame_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
     s->record_max_files = UT_REC_OPEN_FILES_DEFAULT;

@@ -50,6 +50,7 @@ typedef struct ut__settings {
     ut__log_level log_level;
     uint32_t header_timeout_ms;
     uint32_t idle_timeout_ms;
+    uint32_t ingest_secret_overlap_s; /* the previous secret verifies this long after a reload */
     /* The engine's configuration; its redact_patterns point at `redact`. */
     ut_config engine;
     char *redact[UT_REDACT_PATTERNS_MAX];

@@ -16,7 +16,9 @@
 static ut__daemon daemon_state;
 static uv_signal_t sig_int, sig_term, sig_hup;
 
-static void reload(ut__daemon *d)
+/* SIGHUP: the --config file's settings, then the ingest secret (its file
+ * may have been rotated whether or not a --config file names it). */
+static void reload_settings(ut__daemon *d)
 {
     ut__settings next;
     ut__cli_action action;
@@ -35,6 +37,12 @@ static void reload(ut__daemon *d)
     size_t cut = ut__conns_recheck_peers(d);
     if (cut)
         ut__log(UT__LOG_INFO, "reload: closed %zu connections of uids no longer allowed", cut);
+}
+
+static void reload(ut__daemon *d)
+{
+    reload_settings(d);
+    ut__auth_reload_ingest_secret(&d->auth, ut__clock_wall_us() / 1000000);
 }
 
 static void on_signal(uv_signal_t *h, int signum)

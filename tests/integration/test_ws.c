@@ -900,6 +900,7 @@ static void signed_start(signed_daemon *sd, const char *const *more)
     assert_non_null(f);
     fputs(INGEST_SECRET "\n", f);
     fclose(f);
+    assert_int_equal(chmod(sd->secret_path, 0600), 0);
     const char *args[16] = {"--ingest-secret-file", sd->secret_path};
     size_t n = 2;
     for (size_t i = 0; more && more[i] && n < 15; i++)
@@ -1301,6 +1302,83 @@ static char *run_daemon_to_exit(const char *dir, const char *args, int *status)
     return out.data;
 }
 
+/* The status of a WebSocket handshake offering `token`, without Origin. */
+static int token_handshake(const itest_daemon *d, const char *token)
+{
+    int fd = itest_connect_tcp(d->http_port);
+    assert_true(fd >= 0);
+    handshake h = handshake_default();
+    char *protocol = token_protocol(token);
+    h.protocol = protocol;
+    itest_response r;
+    assert_true(send_handshake(fd, &h, &r));
+    int status = r.status;
+    itest_response_free(&r);
+    ut_free(protocol);
+    close(fd);
+    return status;
+}
+
+static void write_secret(const char *path, const char *secret, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", secret);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+#define NEW_SECRET "fedcba9876543210fedcba9876543210-rotated"
+
+/* Rotating the secret: SIGHUP reads the new one, which verifies at once;
+ * tokens of the previous one verify for --ingest-secret-overlap-s (none
+ * with 0), and an open connection keeps writing its tab throughout. A
+ * rotated file open to others is refused and the current secret kept. */
+static void test_ws_signed_secret_rotation(void **state)
+{
+    (void)state;
+    static const char *const overlaps[] = {"3600", "0"};
+    for (size_t k = 0; k < 2; k++) {
+        signed_daemon sd;
+        signed_start(&sd, (const char *const[]){"--ingest-secret-overlap-s", overlaps[k], NULL});
+        itest_daemon *d = &sd.d;
+        char *old_token = mint("tab-r", 600, NULL, INGEST_SECRET);
+        char *new_token = mint("tab-r", 600, NULL, NEW_SECRET);
+        ws_client cl;
+        client_open_token(&cl, d, NULL, old_token);
+        ut_buf nav = mp("[[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-r\", \"seq\": 1, \"url\": "
+                        "\"https://x.test/a\", \"title\": \"A\", \"how\": \"load\"}]]");
+        send_synced(&cl, nav.data, nav.len, "before");
+        ut_buf_free(&nav);
+        assert_int_equal(token_handshake(d, new_token), 401);
+
+        write_secret(sd.secret_path, NEW_SECRET, 0644);
+        assert_int_equal(kill(d->pid, SIGHUP), 0);
+        assert_true(itest_log_wait(d, "reload: keeping the current ingest secret", ITEST_TIMEOUT_MS));
+        assert_int_equal(token_handshake(d, new_token), 401);
+        assert_int_equal(token_handshake(d, old_token), 101);
+
+        write_secret(sd.secret_path, NEW_SECRET, 0600);
+        assert_int_equal(kill(d->pid, SIGHUP), 0);
+        assert_true(itest_log_wait(d, "reload: a new ingest secret", ITEST_TIMEOUT_MS));
+        assert_int_equal(token_handshake(d, new_token), 101);
+        assert_int_equal(token_handshake(d, old_token), k == 0 ? 101 : 401);
+        ut_buf click = mp("[[\"uitrail.click\", 1700000001, {\"tab\": \"tab-r\", \"seq\": 2, \"role\": "
+                          "\"button\", \"name\": \"After\", \"el\": \"b\"}]]");
+        send_synced(&cl, click.data, click.len, "after");
+        ut_buf_free(&click);
+        char *trace = itest_get(d, "/v1/tabs/tab-r/trace", 200);
+        assert_non_null(strstr(trace, "After"));
+        ut_free(trace);
+        char *log = itest_log(d);
+        assert_null(strstr(log, NEW_SECRET));
+        ut_free(log);
+        client_free(&cl);
+        ut_free(old_token), ut_free(new_token);
+        signed_stop(&sd);
+    }
+}
+
 static void test_ws_ingest_secret_option_is_checked(void **state)
 {
     (void)state;
@@ -1312,6 +1390,7 @@ static void test_ws_ingest_secret_option_is_checked(void **state)
     FILE *f = fopen(path, "w");
     fputs("too-short\n", f);
     fclose(f);
+    assert_int_equal(chmod(path, 0600), 0);
     f = fopen(token_path, "w");
     fputs("shared-token\n", f);
     fclose(f);
@@ -1324,6 +1403,15 @@ static void test_ws_ingest_secret_option_is_checked(void **state)
     f = fopen(path, "w");
     fputs(INGEST_SECRET "\n", f);
     fclose(f);
+    /* A secret its group or others may read is refused, as the runtime
+     * directory is. */
+    assert_int_equal(chmod(path, 0644), 0);
+    snprintf(args, sizeof args, "--ingest-secret-file '%s'", path);
+    err = run_daemon_to_exit(dir, args, &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    assert_non_null(strstr(err, "has mode 0644: a secret others may read (or its group write) is refused"));
+    ut_free(err);
+    assert_int_equal(chmod(path, 0600), 0);
     snprintf(args, sizeof args, "--ingest-secret-file '%s' --ingest-token-file '%s'", path, token_path);
     err = run_daemon_to_exit(dir, args, &status);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
@@ -1380,6 +1468,7 @@ int main(void)
         cmocka_unit_test(test_ws_signed_flood_of_tab_ids_makes_no_tab),
         cmocka_unit_test(test_ws_signed_token_expires_on_an_open_connection),
         cmocka_unit_test(test_ws_signed_token_expires_on_a_silent_connection),
+        cmocka_unit_test(test_ws_signed_secret_rotation),
         cmocka_unit_test(test_ws_origin_only_mode_and_the_top_seq),
         cmocka_unit_test(test_ws_ingest_secret_option_is_checked),
         cmocka_unit_test(test_http_ingest_signed),
