@@ -15,7 +15,7 @@
 typedef enum ut_page_state { UT_PAGE_STABLE, UT_PAGE_CHANGING } ut_page_state;
 
 typedef enum ut_stab_model {
-    UT_STAB_MODEL_UITRAIL,  /* the default: DOMQuake improved (README) */
+    UT_STAB_MODEL_UITRAIL,  /* the default: DOMQuake improved (GUIDE.md, "Page stability") */
     UT_STAB_MODEL_DOMQUAKE, /* the published DOMQuake model, for comparison */
     UT_STAB_MODEL__COUNT
 } ut_stab_model;

@@ -1,5 +1,5 @@
 /* Escaping of page text for the text trace: see escape.h for the contract
- * and the README ("Page text in the trace") for the rules as users see
+ * and SECURITY.md ("Page text in the trace") for the rules as users see
  * them. The JSON trace carries the text exactly (JSON escaping is enough
  * there); only the text trace, which is read by a language model inside a
  * frame, needs look-alikes for its structural characters. */

@@ -5,7 +5,7 @@
  * Owned by src/core/escape.c; used by the text serializer (trace_text.c, the
  * one place page text enters a text trace) and by ut_text_clean (text.c),
  * which drops the same invisible characters at ingest. The rules are the
- * README's "Page text in the trace" and are pinned by tests/core/test_escape.c. */
+ * SECURITY.md's "Page text in the trace" and are pinned by tests/core/test_escape.c. */
 #ifndef UITRAIL_CORE_ESCAPE_H
 #define UITRAIL_CORE_ESCAPE_H
 

@@ -257,7 +257,7 @@ static void test_tabs_list_encoding(void **state)
     ut_buf_free(&b);
 }
 
-/* The per-tab sizes that 100 000 tabs multiply (README, "What one daemon
+/* The per-tab sizes that 100 000 tabs multiply (BENCHMARKS.md, "What one daemon
  * sustains"): the entry header, the tab, and the scorer, which reads the
  * engine's parameters instead of holding a copy; ut__tab_bytes counts the
  * scorer the engine makes. */

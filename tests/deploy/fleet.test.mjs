@@ -8,7 +8,7 @@
 // third of the tabs (its share) move back to it.
 //
 // The figures (tabs per daemon, tabs lost, tabs moved) are printed for
-// README "Deploying".
+// DEPLOYING.md, "A fleet".
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

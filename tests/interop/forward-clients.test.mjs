@@ -9,7 +9,7 @@
 // buffer at a time, a flush interval apart: the Save click reaches the
 // daemon before the dialog, the change and the alert that came before
 // and after it. The daemon must put them back in order (protocol changes:
-// README "Protocol changes").
+// CHANGELOG.md).
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';

@@ -2,7 +2,7 @@
 // Mints a signed per-tab ingest token for uitraild --ingest-secret-file, as
 // an app's backend does for the page of a signed-in user: a JWT (HS256)
 // whose claims name the tab, the expiry and optionally the page's origin
-// (README, "Security model"). Node's standard library only; any JWT
+// (SECURITY.md, "Sockets, tokens and browsers"). Node's standard library only; any JWT
 // library mints the same. The page hands it to the sender's `token` option.
 //
 //   node tools/examples/mint-token.mjs SECRET_FILE TAB [TTL_SECONDS] [ORIGIN]

@@ -3,7 +3,7 @@
 
 As an app's backend does for the page of a signed-in user: a JWT (HS256)
 whose claims name the tab, the expiry and optionally the page's origin
-(README, "Security model"). Python's standard library only; any JWT
+(SECURITY.md, "Sockets, tokens and browsers"). Python's standard library only; any JWT
 library (PyJWT: jwt.encode(claims, secret, "HS256")) mints the same.
 
   python3 tools/examples/mint-token.py SECRET_FILE TAB [TTL_SECONDS] [ORIGIN]

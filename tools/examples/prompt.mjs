@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Assembles an assistant's prompt from what the user just did in a tab, the
-// way the README recommends ("Using uitrail from an assistant"): the system
+// way the README recommends ("How an assistant uses it"): the system
 // instructions (system-prompt.txt, next to this file), then a user message
 // holding the framed trace (GET /v1/tabs/TAB/trace?framed=1, protocol §4)
 // and after it the user's question. Node's standard library only; the

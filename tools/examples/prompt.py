@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Assembles an assistant's prompt from what the user just did in a tab.
 
-The way the README recommends ("Using uitrail from an assistant"): the
+The way the README recommends ("How an assistant uses it"): the
 system instructions (system-prompt.txt, next to this file), then a user
 message holding the framed trace (GET /v1/tabs/TAB/trace?framed=1,
 protocol section 4) and after it the user's question. Python's standard
