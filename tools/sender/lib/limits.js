@@ -1,7 +1,9 @@
 // Every bound the sender keeps. The text maxima mirror protocol §1 and
 // include/uitrail/limits.h; they are counted in UTF-16 code units (the
 // daemon cuts again on UTF-8 bytes), so the sender never ships much more
-// than the daemon keeps.
+// than the daemon keeps. A key mirrors the C constant of its name (UT_
+// prefix, _CHARS for _BYTES); tests/sender/limits.test.mjs holds them
+// equal and lists the keys that are the sender's own.
 
 export const LIMITS = Object.freeze({
   ROLE_MAX_CHARS: 32,
