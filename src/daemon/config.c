@@ -20,109 +20,135 @@
 
 #include "uitrail/daemon.h"
 
-typedef enum opt_kind {
-    OPT_CONFIG,
-    OPT_STRING,
-    OPT_UINT,
-    OPT_STAB_PARAM, /* a row of UT_STAB_PARAM_TABLE: `min` is its index */
-    OPT_BYTES, /* uint64_t */
-    OPT_BOOL,     /* a flag on the command line, true/false in the file */
-    OPT_TCP_ADDR,
-    OPT_LOG_LEVEL,
-    OPT_UID_LIST, /* repeatable */
-    OPT_REDACT,   /* repeatable */
-    OPT_ORIGIN_LIST, /* repeatable */
-    OPT_STAB_MODEL,
-    OPT_FSYNC,
-    OPT_HELP,
-    OPT_VERSION,
-    OPT__COUNT,
-} opt_kind;
-
-typedef struct opt_desc {
-    const char *name;
-    opt_kind kind;
-    size_t offset;     /* into ut__settings */
-    uint64_t min, max; /* OPT_UINT and OPT_BYTES bounds */
-    bool live;         /* takes effect on SIGHUP without a restart */
-    const char *arg;   /* the argument's name in --help, NULL for flags */
-    const char *help;
-} opt_desc;
+#include "config_table.h"
 
 #define S(field) offsetof(ut__settings, field)
 
+/* The rows. A default is written here once, as its limits.h constant
+ * where it has one; nothing else spells it (tests/docs checks the texts
+ * generated from these rows). */
 static const opt_desc static_options[] = {
-    {"config", OPT_CONFIG, 0, 0, 0, false, "FILE",
-     "read settings from FILE (name = value, the long options' names); SIGHUP re-reads it"},
-    {"runtime-dir", OPT_STRING, S(runtime_dir), 0, 0, false, "DIR",
-     "sockets and token (default $XDG_RUNTIME_DIR/uitrail, else /tmp/uitrail-UID)"},
-    {"http", OPT_TCP_ADDR, S(http_tcp), 0, 0, false, "ADDR:PORT|off",
-     "loopback HTTP listener (default " UT_HTTP_TCP_DEFAULT "; port 0 picks a free one)"},
-    {"forward-tcp", OPT_TCP_ADDR, S(forward_tcp), 0, 0, false, "ADDR:PORT|off",
-     "loopback Forward ingest listener, e.g. 127.0.0.1:24224 (default off)"},
-    {"token-file", OPT_STRING, S(token_file), 0, 0, false, "FILE",
-     "read the HTTP bearer token from FILE instead of generating one"},
-    {"max-connections", OPT_UINT, S(max_connections), 1, UT_CONN_MAX_LIMIT, true, "N",
-     "open connections over all listeners (default 4096)"},
-    {"allow-uid", OPT_UID_LIST, S(allow_uids), 0, UINT32_MAX - 1, true, "UID",
-     "also accept this uid on the Unix sockets (repeatable)"},
-    {"log-level", OPT_LOG_LEVEL, S(log_level), 0, 0, true, "LEVEL",
-     "error, warn, info (default) or debug"},
-    {"header-timeout-ms", OPT_UINT, S(header_timeout_ms), 100, 3600000, true, "MS",
-     "a request's headers must arrive within MS (default 10000)"},
-    {"idle-timeout-ms", OPT_UINT, S(idle_timeout_ms), 100, 86400000, true, "MS",
-     "close a silent HTTP connection or a stalled ingest frame after MS (default 60000)"},
-    {"ring", OPT_UINT, S(engine.ring_size), UT_RING_MIN, UT_RING_MAX, false, "N",
-     "events kept per tab (default 20)"},
-    {"max-tabs", OPT_UINT, S(engine.max_tabs), 1, UT_TABS_MAX, false, "N",
-     "tabs kept; the least recently active is evicted beyond (default 100000)"},
-    {"max-memory", OPT_BYTES, S(engine.max_memory), 0, UINT64_MAX, false, "BYTES",
-     "bytes of tab state over all tabs; the least recently active tabs are evicted beyond "
-     "(default 1073741824; 0: no budget; else at least 1048576)"},
-    {"idle-ms", OPT_UINT, S(engine.idle_ms), 1000, UINT32_MAX, false, "MS",
-     "evict a tab without events for MS (default 3600000)"},
-    {"debounce-ms", OPT_UINT, S(engine.debounce_ms), 0, UT_DEBOUNCE_MAX_MS, false, "MS",
-     "clicks on one element within MS make one entry (default 300)"},
-    {"reorder-ms", OPT_UINT, S(engine.reorder_ms), 0, UT_REORDER_MAX_MS, false, "MS",
-     "an event waits until its tab's sender clock is MS past it for earlier events that arrive "
-     "late (per-tag batching, resends); one whose seq is the next never waits (default 1000)"},
-    {"reset-on-load", OPT_BOOL, S(engine.reset_on_load), 0, 0, false, NULL,
-     "a full page load empties the tab's ring"},
-    {"redact", OPT_REDACT, S(redact), 0, 0, false, "PATTERN",
-     "also redact matches of this PCRE2 pattern (repeatable)"},
-    {"stab-model", OPT_STAB_MODEL, S(engine.stab.model), 0, 0, false, "uitrail|domquake",
-     "page-stability model (default uitrail)"},
+    {.name = "config", .kind = OPT_CONFIG, .arg = "FILE",
+     .help = "read settings from FILE (name = value, the long options' names); SIGHUP re-reads it"},
+    {.name = "runtime-dir", .kind = OPT_STRING, .offset = S(runtime_dir), .arg = "DIR",
+     .def_doc = "$XDG_RUNTIME_DIR/uitrail, else /tmp/uitrail-UID",
+     .help = "sockets and token"},
+    {.name = "http", .kind = OPT_TCP_ADDR, .offset = S(http_tcp), .arg = "ADDR:PORT|off",
+     .def_text = UT_HTTP_TCP_DEFAULT,
+     .help = "loopback HTTP listener (port 0 picks a free one)",
+     .example_note = "Loopback only: a proxy in front (tools/deploy/haproxy.cfg) terminates TLS."},
+    {.name = "forward-tcp", .kind = OPT_TCP_ADDR, .offset = S(forward_tcp), .arg = "ADDR:PORT|off",
+     .def_text = "off",
+     .help = "loopback Forward ingest listener, e.g. 127.0.0.1:24224",
+     .example = "127.0.0.1:24224",
+     .example_note = "Forward clients on this host (Fluent Bit's out_forward, fluent-logger)."},
+    {.name = "token-file", .kind = OPT_STRING, .offset = S(token_file), .arg = "FILE",
+     .def_doc = "generated at each start",
+     .help = "read the HTTP bearer token from FILE instead of generating one",
+     .example = "/run/credentials/uitraild.service/token",
+     .example_note = "The bearer token of the read endpoints, shared with the app's backend (and by "
+                     "every daemon of a fleet). Under systemd, hand it over with "
+                     "LoadCredential=token:/etc/uitrail/token in a drop-in and name it here."},
+    {.name = "max-connections", .kind = OPT_UINT, .offset = S(max_connections), .min = 1,
+     .max = UT_CONN_MAX_LIMIT, .def = UT_CONN_MAX_DEFAULT, .live = true, .arg = "N",
+     .help = "open connections over all listeners; beyond it a 503 or a close"},
+    {.name = "allow-uid", .kind = OPT_UID_LIST, .offset = S(allow_uids), .max = UINT32_MAX - 1,
+     .live = true, .arg = "UID",
+     .help = "also accept this uid on the Unix sockets (repeatable)"},
+    {.name = "log-level", .kind = OPT_LOG_LEVEL, .offset = S(log_level), .def_text = "info",
+     .live = true, .arg = "LEVEL", .help = "error, warn, info or debug"},
+    {.name = "header-timeout-ms", .kind = OPT_UINT, .offset = S(header_timeout_ms), .min = 100,
+     .max = 3600000, .def = UT_HTTP_HEADER_TIMEOUT_MS, .live = true, .arg = "MS",
+     .help = "a request's headers must arrive within MS"},
+    {.name = "idle-timeout-ms", .kind = OPT_UINT, .offset = S(idle_timeout_ms), .min = 100,
+     .max = 86400000, .def = UT_CONN_IDLE_TIMEOUT_MS, .live = true, .arg = "MS",
+     .help = "close a silent HTTP connection, or a stalled ingest frame, request body, WebSocket "
+             "message or lagging event stream, after MS"},
+    {.name = "ring", .kind = OPT_UINT, .offset = S(engine.ring_size), .min = UT_RING_MIN,
+     .max = UT_RING_MAX, .def = UT_RING_DEFAULT, .arg = "N", .help = "entries kept per tab"},
+    {.name = "max-tabs", .kind = OPT_UINT, .offset = S(engine.max_tabs), .min = UT_TABS_MIN,
+     .max = UT_TABS_MAX, .def = UT_TABS_DEFAULT, .arg = "N",
+     .help = "tabs kept; the least recently active is evicted beyond"},
+    {.name = "max-memory", .kind = OPT_BYTES, .offset = S(engine.max_memory), .max = UINT64_MAX,
+     .def = UT_MEMORY_DEFAULT_BYTES, .arg = "BYTES",
+     .help = "bytes of tab state over all tabs; the least recently active tabs are evicted beyond, "
+             "never the one an event just went to (0: no budget; else at least 1048576)"},
+    {.name = "idle-ms", .kind = OPT_UINT, .offset = S(engine.idle_ms), .min = UT_IDLE_MIN_MS,
+     .max = UINT32_MAX, .def = UT_IDLE_DEFAULT_MS, .arg = "MS",
+     .help = "evict a tab without events for MS"},
+    {.name = "debounce-ms", .kind = OPT_UINT, .offset = S(engine.debounce_ms),
+     .max = UT_DEBOUNCE_MAX_MS, .def = UT_DEBOUNCE_DEFAULT_MS, .arg = "MS",
+     .help = "clicks on one element within MS make one entry"},
+    {.name = "reorder-ms", .kind = OPT_UINT, .offset = S(engine.reorder_ms), .max = UT_REORDER_MAX_MS,
+     .def = UT_REORDER_DEFAULT_MS, .arg = "MS",
+     .help = "an event waits until its tab's sender clock is MS past it for earlier events that "
+             "arrive late (per-tag batching, resends); one whose seq is the next never waits "
+             "(below --idle-ms)"},
+    {.name = "reset-on-load", .kind = OPT_BOOL, .offset = S(engine.reset_on_load),
+     .help = "a full page load empties the tab's ring"},
+    {.name = "redact", .kind = OPT_REDACT, .offset = S(redact), .arg = "PATTERN",
+     .help = "also redact matches of this PCRE2 pattern (repeatable, up to 64)"},
+    {.name = "stab-model", .kind = OPT_STAB_MODEL, .offset = S(engine.stab.model),
+     .def_text = "uitrail", .arg = "uitrail|domquake", .help = "page-stability model"},
     /* Then --stab-NAME for every row of UT_STAB_PARAM_TABLE (all_options). */
-    {"record", OPT_STRING, S(record_dir), 0, 0, false, "DIR",
-     "record each tab's events, after redaction, to DIR/<time>-<tab>.uitrail (created 0700)"},
-    {"record-frame-bytes", OPT_UINT, S(record_frame_bytes), UT_REC_FRAME_CUT_MIN_BYTES,
-     UT_REC_FRAME_CUT_MAX_BYTES, false, "N", "cut a recording frame at N bytes of content (default 65536)"},
-    {"record-frame-ms", OPT_UINT, S(record_frame_ms), UT_REC_FRAME_INTERVAL_MIN_MS,
-     UT_REC_FRAME_INTERVAL_MAX_MS, false, "MS",
-     "... or when its first event is MS old: at most this much is lost in a crash (default 1000)"},
-    {"record-max-files", OPT_UINT, S(record_max_files), 1, UT_REC_OPEN_FILES_MAX, false, "N",
-     "recording files open at once; beyond, the least recently written is closed (default 1024)"},
-    {"fsync", OPT_FSYNC, S(fsync), 0, 0, false, "never|frame",
-     "fdatasync each recording frame (frame) or leave it to the kernel (never, default)"},
-    {"allow-origin", OPT_ORIGIN_LIST, S(allow_origins), 0, 0, false, "ORIGIN",
-     "also accept the WebSocket ingest from pages of ORIGIN, e.g. http://localhost:3000 "
-     "(repeatable; the daemon's own origin is always accepted)"},
-    {"ingest-token-file", OPT_STRING, S(ingest_token_file), 0, 0, false, "FILE",
-     "require the token in FILE for the WebSocket ingest (subprotocol uitrail.token.TOKEN)"},
-    {"ingest-secret-file", OPT_STRING, S(ingest_secret_file), 0, 0, false, "FILE",
-     "production mode: a browser's WebSocket must offer a per-tab token signed with the secret "
-     "in FILE (uitrail token) and may write only that tab, until the token expires; FILE must "
-     "not be readable by others; SIGHUP re-reads it"},
-    {"ingest-secret-overlap-s", OPT_UINT, S(ingest_secret_overlap_s), 0, UT_INGEST_TOKEN_TTL_MAX_S, true,
-     "SECONDS", "after SIGHUP brings a new ingest secret, tokens signed with the previous one still "
-     "verify for SECONDS (default 3600)"},
-    {"demo", OPT_BOOL, S(demo), 0, 0, false, NULL,
-     "serve the demo app under /demo/ and a read-only demo token (for development only)"},
-    {"demo-root", OPT_STRING, S(demo_root), 0, 0, false, "DIR",
-     "the source tree holding fixtures/demo and tools/sender, or the installed share/uitrail "
-     "holding demo and sender (default: found from the executable)"},
-    {"help", OPT_HELP, 0, 0, 0, false, NULL, "print this help and exit"},
-    {"version", OPT_VERSION, 0, 0, 0, false, NULL, "print the version and exit"},
+    {.name = "record", .kind = OPT_STRING, .offset = S(record_dir), .arg = "DIR",
+     .def_doc = "off",
+     .help = "record each tab's events, after redaction, to DIR/<time>-<tab>.uitrail (created 0700)",
+     .example = "/var/lib/uitrail/recordings",
+     .example_note = "Recordings of each tab's events, after redaction (the unit's StateDirectory)."},
+    {.name = "record-frame-bytes", .kind = OPT_UINT, .offset = S(record_frame_bytes),
+     .min = UT_REC_FRAME_CUT_MIN_BYTES, .max = UT_REC_FRAME_CUT_MAX_BYTES,
+     .def = UT_REC_FRAME_CUT_DEFAULT_BYTES, .arg = "N",
+     .help = "cut a recording frame at N bytes of content"},
+    {.name = "record-frame-ms", .kind = OPT_UINT, .offset = S(record_frame_ms),
+     .min = UT_REC_FRAME_INTERVAL_MIN_MS, .max = UT_REC_FRAME_INTERVAL_MAX_MS,
+     .def = UT_REC_FRAME_INTERVAL_DEFAULT_MS, .arg = "MS",
+     .help = "... or when its first event is MS old: at most this much is lost in a crash"},
+    {.name = "record-max-files", .kind = OPT_UINT, .offset = S(record_max_files), .min = 1,
+     .max = UT_REC_OPEN_FILES_MAX, .def = UT_REC_OPEN_FILES_DEFAULT, .arg = "N",
+     .help = "recording files open at once; beyond, the least recently written is closed"},
+    {.name = "fsync", .kind = OPT_FSYNC, .offset = S(fsync), .def_text = "never",
+     .arg = "never|frame",
+     .help = "fdatasync each recording frame (frame) or leave it to the kernel (never)"},
+    {.name = "allow-origin", .kind = OPT_ORIGIN_LIST, .offset = S(allow_origins), .arg = "ORIGIN",
+     .help = "also accept the WebSocket ingest from pages of ORIGIN, e.g. http://localhost:3000 "
+             "(repeatable, up to 32; the daemon's own origin is always accepted)",
+     .example = "https://app.example.com",
+     .example_note = "The app's origin, whose pages may open the WebSocket ingest."},
+    {.name = "ingest-token-file", .kind = OPT_STRING, .offset = S(ingest_token_file), .arg = "FILE",
+     .help = "require the token in FILE for the WebSocket ingest (subprotocol uitrail.token.TOKEN)"},
+    {.name = "ingest-secret-file", .kind = OPT_STRING, .offset = S(ingest_secret_file),
+     .arg = "FILE", .def_doc = "none: origin-only mode",
+     .help = "production mode: a browser's WebSocket must offer a per-tab token signed with the secret "
+             "in FILE (uitrail token) and may write only that tab, until the token expires; FILE must "
+             "not be readable by others; SIGHUP re-reads it",
+     .example = "/run/credentials/uitraild.service/ingest-secret",
+     .example_note =
+         "Production: signed per-tab ingest. A page's WebSocket must offer a token "
+         "the app's backend minted for its tab (uitrail token, or any JWT library, "
+         "HS256) with this secret, and writes only that tab. Without it the daemon "
+         "runs in origin-only mode, for development: anything that reaches the port "
+         "with an allowed Origin header may write any tab. Make the secret with "
+         "`openssl rand -hex 32`, share it with the backend only, and hand it over "
+         "like the token (LoadCredential=ingest-secret:...)."},
+    {.name = "ingest-secret-overlap-s", .kind = OPT_UINT, .offset = S(ingest_secret_overlap_s),
+     .max = UT_INGEST_TOKEN_TTL_MAX_S, .def = UT_INGEST_SECRET_OVERLAP_DEFAULT_S, .live = true,
+     .arg = "SECONDS",
+     .help = "after SIGHUP brings a new ingest secret, tokens signed with the previous one still "
+             "verify for SECONDS"},
+    {.name = "demo", .kind = OPT_BOOL, .offset = S(demo),
+     .help = "serve the demo app under /demo/, the sender under /sender/ and a read-only demo token "
+             "(for development only)"},
+    {.name = "demo-root", .kind = OPT_STRING, .offset = S(demo_root), .arg = "DIR",
+     .def_doc = "found from the executable",
+     .help = "the source tree holding fixtures/demo and tools/sender, or the installed share/uitrail "
+             "holding demo and sender"},
+    {.name = "help", .kind = OPT_HELP, .help = "print this help and exit"},
+    {.name = "version", .kind = OPT_VERSION, .help = "print the version and exit"},
+    {.name = "print-config-reference", .kind = OPT_REFERENCE,
+     .help = "print the option reference (OPTIONS.md, Markdown) and exit"},
+    {.name = "print-example-config", .kind = OPT_EXAMPLE_CONFIG,
+     .help = "print the example configuration (tools/deploy/uitraild.conf) and exit"},
 };
 
 #define N_STATIC_OPTIONS (sizeof static_options / sizeof static_options[0])
@@ -135,7 +161,6 @@ static const opt_desc *all_options(void)
 {
     static opt_desc all[N_OPTIONS];
     static char names[UT_STAB_PARAM_COUNT][UT_STAB_PARAM_OPTION_MAX];
-    static char helps[UT_STAB_PARAM_COUNT][256];
     if (all[0].name)
         return all;
     size_t n = 0;
@@ -146,17 +171,47 @@ static const opt_desc *all_options(void)
         for (size_t k = 0; k < UT_STAB_PARAM_COUNT; k++) {
             const ut_stab_param_desc *d = &ut_stab_param_table[k];
             ut_stab_param_option(d, names[k], sizeof names[k]);
-            snprintf(helps[k], sizeof helps[k], "%s (default %g%s%s)", d->help, d->def,
-                     d->unit[0] ? " " : "", d->unit);
-            all[n++] = (opt_desc){names[k], OPT_STAB_PARAM, S(engine.stab) + d->offset, k, 0, false,
-                                  strcmp(d->unit, "ms") == 0       ? "MS"
-                                  : d->type == UT_STAB_PARAM_U32 ? "N"
-                                                                 : "X",
-                                  helps[k]};
+            /* The default stays in the parameter's row (ut_stab_params_defaults). */
+            all[n++] = (opt_desc){.name = names[k],
+                                  .kind = OPT_STAB_PARAM,
+                                  .offset = S(engine.stab) + d->offset,
+                                  .min = k,
+                                  .arg = strcmp(d->unit, "ms") == 0       ? "MS"
+                                         : d->type == UT_STAB_PARAM_U32 ? "N"
+                                                                        : "X",
+                                  .help = d->help};
         }
     }
     assert(n == N_OPTIONS);
     return all;
+}
+
+const opt_desc *ut__config_options(size_t *n)
+{
+    *n = N_OPTIONS;
+    return all_options();
+}
+
+bool ut__config_option_is_setting(const opt_desc *o)
+{
+    return o->kind != OPT_CONFIG && o->kind != OPT_HELP && o->kind != OPT_VERSION &&
+           o->kind != OPT_REFERENCE && o->kind != OPT_EXAMPLE_CONFIG;
+}
+
+void ut__config_option_default(const opt_desc *o, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (o->def_doc)
+        snprintf(buf, len, "%s", o->def_doc);
+    else if (o->kind == OPT_UINT || o->kind == OPT_BYTES)
+        snprintf(buf, len, "%llu", (unsigned long long)o->def);
+    else if (o->kind == OPT_STAB_PARAM) {
+        const ut_stab_param_desc *d = &ut_stab_param_table[o->min];
+        snprintf(buf, len, "%g%s%s", d->def, d->unit[0] ? " " : "", d->unit);
+    } else if (o->def_text)
+        snprintf(buf, len, "%s", o->def_text);
+    else if (o->kind == OPT_BOOL)
+        snprintf(buf, len, "off");
 }
 
 
@@ -501,7 +556,8 @@ static ut_status set_fsync(ut__settings *s, const opt_desc *o, const char *value
     return UT_OK;
 }
 
-/* --help and --version take no value and set nothing. */
+/* --help, --version and the options that print the reference take no
+ * value and set nothing. */
 static ut_status set_nothing(ut__settings *s, const opt_desc *o, const char *value,
                              bool fresh_list, char *err, size_t errlen)
 {
@@ -514,7 +570,8 @@ static const opt_setter setters[OPT__COUNT] = {
     [OPT_STAB_PARAM] = set_stab_param, [OPT_BOOL] = set_bool,        [OPT_TCP_ADDR] = set_tcp_addr,
     [OPT_LOG_LEVEL] = set_log_level,  [OPT_UID_LIST] = set_uid,      [OPT_REDACT] = set_redact,
     [OPT_ORIGIN_LIST] = set_origin,   [OPT_STAB_MODEL] = set_stab_model, [OPT_FSYNC] = set_fsync,
-    [OPT_HELP] = set_nothing,         [OPT_VERSION] = set_nothing,
+    [OPT_HELP] = set_nothing,         [OPT_VERSION] = set_nothing,     [OPT_REFERENCE] = set_nothing,
+    [OPT_EXAMPLE_CONFIG] = set_nothing,
 };
 
 /* Sets option `o` from its text `value` (see opt_setter). */
@@ -528,21 +585,26 @@ static ut_status apply_option(ut__settings *s, const opt_desc *o, const char *va
     return st;
 }
 
+/* Every setting from its row's default; the scorer's parameters from
+ * their own table (ut_config_defaults). A row's text default is read by
+ * the option's own parser, so it cannot say what the option refuses. */
 static void settings_defaults(ut__settings *s)
 {
     memset(s, 0, sizeof *s);
     ut_config_defaults(&s->engine);
-    s->max_connections = UT_CONN_MAX_DEFAULT;
-    s->log_level = UT__LOG_INFO;
-    s->header_timeout_ms = UT_HTTP_HEADER_TIMEOUT_MS;
-    s->idle_timeout_ms = UT_CONN_IDLE_TIMEOUT_MS;
-    s->ingest_secret_overlap_s = UT_INGEST_SECRET_OVERLAP_DEFAULT_S;
-    s->record_frame_bytes = UT_REC_FRAME_CUT_DEFAULT_BYTES;
-    s->record_frame_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
-    s->record_max_files = UT_REC_OPEN_FILES_DEFAULT;
-    s->fsync = UT__FSYNC_NEVER;
-    char unused[8];
-    ut__parse_tcp_addr(UT_HTTP_TCP_DEFAULT, "http", &s->http_tcp, unused, sizeof unused);
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const opt_desc *o = &all_options()[i];
+        if (o->kind == OPT_UINT) {
+            *(uint32_t *)field(s, o) = (uint32_t)o->def;
+        } else if (o->kind == OPT_BYTES) {
+            *(uint64_t *)field(s, o) = o->def;
+        } else if (o->def_text) {
+            char err[256];
+            ut_status st = apply_option(s, o, o->def_text, false, err, sizeof err);
+            assert(st == UT_OK);
+            (void)st;
+        }
+    }
 }
 
 void ut__settings_free(ut__settings *s)
@@ -621,7 +683,7 @@ static int on_ini_line(void *user, const char *section, const char *name, const 
     const opt_desc *o = find_option(name);
     if (section[0] && strcmp(section, "uitraild") != 0)
         snprintf(why, sizeof why, "section [%s]: only [uitraild] (or none) is read", section);
-    else if (!o || o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION)
+    else if (!o || !ut__config_option_is_setting(o))
         snprintf(why, sizeof why, "unknown setting '%s' (the names are uitraild's long options)", name);
     else if (apply_option(ctx->s, o, value, false, why, sizeof why) != UT_OK)
         ; /* `why` says it */
@@ -709,6 +771,10 @@ static ut_status first_pass(int argc, char **argv, const struct option *long_opt
             *action = UT__CLI_HELP;
         } else if (ch == 'V' || (o && o->kind == OPT_VERSION)) {
             *action = UT__CLI_VERSION;
+        } else if (o && o->kind == OPT_REFERENCE) {
+            *action = UT__CLI_REFERENCE;
+        } else if (o && o->kind == OPT_EXAMPLE_CONFIG) {
+            *action = UT__CLI_EXAMPLE_CONFIG;
         } else if (o && o->kind == OPT_CONFIG) {
             st = apply_option(out, o, optarg, false, err, errlen);
         } else if (ch == ':') {
@@ -794,23 +860,6 @@ ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_ac
     return st;
 }
 
-void ut__settings_usage(FILE *to)
-{
-    fprintf(to, "Usage: uitraild [OPTION]...\n"
-                "Keeps the last user actions of each browser tab, fed by Forward messages,\n"
-                "and serves them as traces over HTTP.\n\n");
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        char left[64];
-        const opt_desc *o = &all_options()[i];
-        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        fprintf(to, "  %-30s %s\n", left, o->help);
-    }
-    fprintf(to, "\nEvery option can also be set in the --config file as 'name = value'\n"
-                "(repeat a line for repeatable options); the command line wins.\n"
-                "SIGHUP re-reads the file: log-level, max-connections, allow-uid and the\n"
-                "timeouts change at once; other settings need a restart.\n");
-}
-
 /* Writes `items` joined with "," into `buf`, each in `quote`s, or
  * "(none)". */
 static void format_list(char *buf, size_t len, char *const *items, size_t n, const char *quote)
@@ -875,6 +924,8 @@ static void format_value(const ut__settings *s, const opt_desc *o, char *buf, si
     case OPT_CONFIG:
     case OPT_HELP:
     case OPT_VERSION:
+    case OPT_REFERENCE:
+    case OPT_EXAMPLE_CONFIG:
     case OPT__COUNT:
         break;
     }
@@ -885,7 +936,7 @@ void ut__settings_apply_reload(ut__settings *cur, const ut__settings *next)
     unsigned changed = 0;
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const opt_desc *o = &all_options()[i];
-        if (o->kind == OPT_CONFIG || o->kind == OPT_HELP || o->kind == OPT_VERSION)
+        if (!ut__config_option_is_setting(o))
             continue;
         char before[512], after[512];
         format_value(cur, o, before, sizeof before);

@@ -75,7 +75,13 @@ typedef struct ut__settings {
 } ut__settings;
 
 /* What ut__settings_load found on the command line besides settings. */
-typedef enum ut__cli_action { UT__CLI_RUN, UT__CLI_HELP, UT__CLI_VERSION } ut__cli_action;
+typedef enum ut__cli_action {
+    UT__CLI_RUN,
+    UT__CLI_HELP,
+    UT__CLI_VERSION,
+    UT__CLI_REFERENCE,      /* --print-config-reference */
+    UT__CLI_EXAMPLE_CONFIG, /* --print-example-config */
+} ut__cli_action;
 
 /* Builds the settings: the defaults, then the --config file, then the
  * command line, which wins. With --demo, finds (or checks) the directory
@@ -84,7 +90,12 @@ typedef enum ut__cli_action { UT__CLI_RUN, UT__CLI_HELP, UT__CLI_VERSION } ut__c
 ut_status ut__settings_load(int argc, char **argv, ut__settings *out, ut__cli_action *action,
                             char *err, size_t errlen);
 void ut__settings_free(ut__settings *s);
+/* config_doc.c: the option table as text, every default from its row:
+ * --help; the option reference (OPTIONS.md, Markdown); the example
+ * configuration (tools/deploy/uitraild.conf). */
 void ut__settings_usage(FILE *to);
+void ut__settings_reference(FILE *to);
+void ut__settings_example_config(FILE *to);
 /* Logs every setting that differs between `cur` and `next`, copies the
  * ones that take effect at once into `cur`, and reports the others as
  * needing a restart. `next` is left for the caller to free. */

@@ -91,6 +91,14 @@ int main(int argc, char **argv)
         ut__settings_free(&d->settings);
         return 0;
     }
+    if (action == UT__CLI_REFERENCE || action == UT__CLI_EXAMPLE_CONFIG) {
+        if (action == UT__CLI_REFERENCE)
+            ut__settings_reference(stdout);
+        else
+            ut__settings_example_config(stdout);
+        ut__settings_free(&d->settings);
+        return 0;
+    }
     if (action == UT__CLI_VERSION) {
         printf("uitraild %s\n", UT_VERSION);
         ut__settings_free(&d->settings);

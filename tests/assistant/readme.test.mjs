@@ -118,12 +118,13 @@ describe('the README\'s and GUIDE.md\'s examples, as written', () => {
 
   it('the first trace prints the trace at the top of the README', async () => {
     const results = await runBlock(blockWith('README.md', 'uitrail send fixtures/sessions/bluewidget.json'));
-    assert.equal(results.length, 3);
+    assert.equal(results.length, 4);
     for (const r of results) assert.equal(r.status, 0, r.line);
+    assert.equal(JSON.parse(results[1].stdout).stable, true, 'uitrail wait');
     const shown = blocks('README.md', '')[0];
     assert.match(shown, /^RECENT USER ACTIONS \(newest first\):\n/);
-    assert.equal(results[1].stdout, shown, 'uitrail trace');
-    assert.equal(results[2].stdout, shown, 'curl');
+    assert.equal(results[2].stdout, shown, 'uitrail trace');
+    assert.equal(results[3].stdout, shown, 'curl');
   });
 
   it('every HTTP API example of GUIDE.md answers', async () => {

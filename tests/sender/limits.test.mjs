@@ -6,7 +6,7 @@
 // C one in bytes, _BYTES), and a key with no C constant must be listed in
 // SENDER_OWN, so that a renamed or new C limit cannot leave a stale copy.
 //
-//   node --test tests/sender/limits.test.mjs [path/to/limits.h]
+//   [UITRAIL_LIMITS_H=path/to/limits.h] node --test tests/sender/limits.test.mjs
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { describe, it } from 'node:test';
 import { LIMITS } from '../../tools/sender/lib/limits.js';
 
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const HEADER = process.argv.find((a) => a.endsWith('.h')) ?? join(REPO, 'include', 'uitrail', 'limits.h');
+const HEADER = process.env.UITRAIL_LIMITS_H || join(REPO, 'include', 'uitrail', 'limits.h');
 
 // The sender's own bounds: queues, timers and DOM walks that the daemon
 // knows nothing of.
