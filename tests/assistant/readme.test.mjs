@@ -1,7 +1,8 @@
 // The README's commands, run as a newcomer would run them, against a real
 // uitraild on a private runtime directory ($XDG_RUNTIME_DIR/uitrail, with
 // XDG_RUNTIME_DIR a private directory): the first trace, the prompt
-// examples and the MCP host configuration; and GUIDE.md's HTTP API block.
+// examples and the MCP host configuration; and GUIDE.md's HTTP API block
+// and its `uitrail tune` table.
 // Every shell command of the README is either run here or listed in
 // NOT_RUN with the reason and what covers it elsewhere, so a command added
 // to the README without a test fails this file.
@@ -46,7 +47,7 @@ function commands(block) {
 // The README's shell commands that this file cannot run, each with why and
 // what runs it instead. A command is matched by its start.
 const NOT_RUN = [
-  ['apt-get install -y git && git clone',
+  ['apt-get install -y git curl && git clone',
     'installs a package and clones over the network, as root on a bare machine: the first step of a fresh Debian 12 install, done by hand before a release'],
   ['tools/run', 'builds and runs the daemon in the foreground: the commands it prints are the first trace\'s, run below; the daemon it starts is the one every test starts'],
   ['tools/test', 'runs the whole suite, this file included'],
@@ -81,6 +82,17 @@ describe('every shell command of the README', () => {
     for (const file of ['README.md', 'GUIDE.md']) {
       for (const block of blocks(file, 'sh')) assert.ok(!block.includes('XDG_RUNTIME_DIR'), block);
     }
+  });
+});
+
+describe('GUIDE.md\'s figures, as printed', () => {
+  it('uitrail tune on the labelled sessions prints the rows shown', async () => {
+    const shown = blockWith('GUIDE.md', 'ties premature', '');
+    const r = await run(UITRAIL, ['tune', 'fixtures/sessions/labelled'], { cwd: REPO });
+    assert.equal(r.status, 0, r.stderr);
+    const rows = (text) => text.split('\n').filter((line) => /^(default|domquake|recommend) /.test(line));
+    assert.equal(rows(shown).length, 3);
+    assert.deepEqual(rows(r.stdout), rows(shown));
   });
 });
 
