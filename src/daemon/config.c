@@ -140,7 +140,7 @@ static const opt_desc static_options[] = {
      .help = "serve the demo app under /demo/, the sender under /sender/ and a read-only demo token "
              "(for development only)"},
     {.name = "demo-root", .kind = OPT_STRING, .offset = S(demo_root), .arg = "DIR",
-     .def_doc = "found from the executable",
+     .def_doc = "found above the executable, else the installed share/uitrail",
      .help = "the source tree holding fixtures/demo and tools/sender, or the installed share/uitrail "
              "holding demo and sender"},
     {.name = "help", .kind = OPT_HELP, .help = "print this help and exit"},
