@@ -901,25 +901,6 @@ static const char *find_byte(const char *s, size_t len, char c)
     return len ? memchr(s, c, len) : NULL;
 }
 
-/* The offset where the authority of `url` (before its query) starts, or
- * SIZE_MAX when it has none: "scheme://" or a network-path "//". */
-static size_t authority_start(const char *url, size_t len)
-{
-    if (len >= 2 && url[0] == '/' && url[1] == '/')
-        return 2;
-    for (size_t i = 0; i < len; i++) {
-        char c = url[i];
-        bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                           (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
-        if (scheme_char)
-            continue;
-        if (c == ':' && i > 0 && i + 2 < len && url[i + 1] == '/' && url[i + 2] == '/')
-            return i + 3;
-        break;
-    }
-    return SIZE_MAX;
-}
-
 /* Writes into `u` the URL without its fragment, without userinfo
  * ("user:password@") and with every query value removed. */
 static void strip_url(ut_str in, ut_buf *u)
@@ -929,7 +910,7 @@ static void strip_url(ut_str in, ut_buf *u)
     const char *question = find_byte(in.ptr, end, '?');
     size_t query = question ? (size_t)(question - in.ptr) : end;
 
-    size_t auth = authority_start(in.ptr, query);
+    size_t auth = ut__url_authority_start(ut_str_from(in.ptr, query));
     if (auth != SIZE_MAX) {
         const char *slash = find_byte(in.ptr + auth, query - auth, '/');
         size_t auth_end = slash ? (size_t)(slash - in.ptr) : query;

@@ -205,12 +205,29 @@ ut_status ut_kind_from_tag(ut_str tag, ut_kind *out)
     return UT_EINVAL;
 }
 
+size_t ut__url_authority_start(ut_str url)
+{
+    if (url.len >= 2 && url.ptr[0] == '/' && url.ptr[1] == '/')
+        return 2;
+    for (size_t i = 0; i < url.len; i++) {
+        char c = url.ptr[i];
+        bool scheme_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+        if (scheme_char)
+            continue;
+        if (c == ':' && i > 0 && i + 2 < url.len && url.ptr[i + 1] == '/' && url.ptr[i + 2] == '/')
+            return i + 3;
+        break;
+    }
+    return SIZE_MAX;
+}
+
 ut_str ut__url_path(ut_str url)
 {
     const char *p = url.ptr, *end = url.ptr + url.len;
-    const char *scheme = url.len ? memmem(url.ptr, url.len, "://", 3) : NULL;
-    if (scheme) {
-        p = scheme + 3;
+    size_t authority = ut__url_authority_start(url);
+    if (authority != SIZE_MAX) {
+        p = url.ptr + authority;
         while (p < end && *p != '/' && *p != '?' && *p != '#')
             p++;
     }

@@ -19,6 +19,12 @@ static inline size_t ut__utf8_cut(ut_str s, size_t max)
     return n;
 }
 
+/* The offset where the authority of `url` starts, or SIZE_MAX when it has
+ * none: after a scheme at its start and "://" (RFC 3986: a letter, then
+ * letters, digits, '+', '-', '.'), or after a network-path "//". A URL
+ * inside a path or a query ("/web/2020/https://x.test/") is no authority.
+ * The one split of a URL: the trace's path and redaction both use it. */
+size_t ut__url_authority_start(ut_str url);
 /* The path and query of `url` (scheme and authority dropped; "/" when it
  * has no path), pointing into `url`. */
 ut_str ut__url_path(ut_str url);

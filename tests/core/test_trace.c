@@ -367,6 +367,14 @@ static void test_trace_url_path(void **state)
         {"/relative/path", "/relative/path"},
         {"", "/"},
         {"about:blank", "about:blank"},
+        /* A URL inside the path or the query is not the authority: only a
+         * scheme at the start (RFC 3986) or a network-path "//" is. The
+         * same split redaction uses (ut__url_authority_start). */
+        {"/web/2020/https://example.com/page", "/web/2020/https://example.com/page"},
+        {"https://web.archive.org/web/2020/https://example.com/page", "/web/2020/https://example.com/page"},
+        {"/login?next=https://shop.test/cart", "/login?next=https://shop.test/cart"},
+        {"//cdn.test/a/b", "/a/b"},
+        {"HTTP+X-1.0://h.test/p", "/p"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ut_str p = ut__url_path(ut_str_cstr(cases[i].url));
