@@ -205,6 +205,8 @@
  * loaded with a token minted before the rotation reconnect meanwhile. */
 #define UT_INGEST_SECRET_OVERLAP_DEFAULT_S 3600
 #define UT_LOG_SAMPLE_MAX_BYTES 64            /* sanitized sample of bad input in a log line */
+#define UT_LOG_REPEAT_BURST 10                /* lines of one kind of warning written before throttling */
+#define UT_LOG_REPEAT_INTERVAL_MS 1000        /* then at most one such line per interval (loop time) */
 #define UT_UNIX_PATH_MAX_BYTES 107            /* sun_path minus its NUL: uv_pipe_bind truncates silently */
 /* WebSocket ingest (protocol §3; src/daemon/ws.c) and the --demo files (src/daemon/static.c). */
 #define UT_WS_MESSAGE_MAX_BYTES UT_FRAME_MAX_BYTES /* one WebSocket message, all its frames (closed with 1009 above) */

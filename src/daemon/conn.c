@@ -487,23 +487,17 @@ void ut__conn_set_protocol(ut__conn *c, const ut__conn_ops *ops, void *part)
 
 /* ---- accepting ---- */
 
-/* Refused connections are logged at most once a second, with a count of
- * the ones not logged: a flood must not become a flood of log lines. */
-#define REFUSAL_LOG_INTERVAL_MS 1000
-
+/* Refused connections are logged through a throttle, with a count of the
+ * ones not logged: a flood must not become a flood of log lines. */
 static void refuse(ut__conn *c, const char *why_log, int http_status, const char *reason)
 {
-    static uint64_t last_logged_ms;
-    static uint64_t unlogged;
-    uint64_t now = ut__clock_loop_ms(c->d->loop);
-    if (last_logged_ms == 0 || now - last_logged_ms >= REFUSAL_LOG_INTERVAL_MS) {
+    ut__daemon *d = c->d;
+    uint64_t unlogged;
+    if (ut__log_throttle_pass(&d->refused_log, ut__clock_loop_ms(d->loop), 1, UT_LOG_REPEAT_INTERVAL_MS,
+                              &unlogged)) {
         char name[96];
         ut__log(UT__LOG_WARN, "%s: refused: %s (%llu more refused since the last such line)",
                 ut__conn_name(c, name, sizeof name), why_log, (unsigned long long)unlogged);
-        last_logged_ms = now ? now : 1;
-        unlogged = 0;
-    } else {
-        unlogged++;
     }
     if (http_status && c->ops->refuse)
         c->ops->refuse(c, http_status, reason);

@@ -78,6 +78,10 @@ struct ut__daemon {
     ut__notify notify;       /* notify.c */
     ut__sse sse;             /* sse.c */
     ut__waiters waiters;     /* waiters.c */
+    /* Log throttles (log.h), one per kind of line. */
+    ut__log_throttle refused_log;    /* conn.c: refused connections */
+    ut__log_throttle ws_refused_log; /* ws_handshake.c: refused upgrades */
+    ut__log_throttle rejected_log;   /* ingest.c: rejected records */
 };
 
 /* Brings up the daemon whose settings are loaded and whose engine exists:

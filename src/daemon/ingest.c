@@ -78,14 +78,16 @@ static ut_status sink_event(void *ud, const ut_event *ev)
 
 /* A sender whose records are all invalid must be able to learn why from
  * the log, and a flood of bad records must not flood the log: the first
- * ten rejections are warnings, then one in a thousand. */
-static void log_rejected(const char *detail)
+ * UT_LOG_REPEAT_BURST rejections are warnings, then one a throttle
+ * interval; the others are debug lines. */
+static void log_rejected(ut__daemon *d, const char *detail)
 {
-    static uint64_t rejected;
-    rejected++;
-    if (rejected <= 10 || rejected % 1000 == 0)
+    uint64_t held;
+    if (ut__log_throttle_pass(&d->rejected_log, ut__clock_loop_ms(d->loop), UT_LOG_REPEAT_BURST,
+                              UT_LOG_REPEAT_INTERVAL_MS, &held))
         ut__log(UT__LOG_WARN, "rejected a record: %s (%llu rejected since the start%s)", detail,
-                (unsigned long long)rejected, rejected == 10 ? "; from now on one in 1000 is logged" : "");
+                (unsigned long long)d->rejected_log.seen,
+                d->rejected_log.seen == UT_LOG_REPEAT_BURST ? "; from now on one a second is a warning" : "");
     else
         ut__log(UT__LOG_DEBUG, "rejected a record: %s", detail);
 }
@@ -96,7 +98,7 @@ static void sink_reject(void *ud, ut_reject why, const char *detail)
     b->counts->rejected++;
     if ((unsigned)why < UT_REJECT__COUNT)
         b->d->m.rejected[why]++;
-    log_rejected(detail);
+    log_rejected(b->d, detail);
 }
 
 static void sink_ignored(void *ud, ut_str tag)

@@ -140,3 +140,18 @@ void ut__sanitize(const void *data, size_t len, char *out, size_t outlen)
     }
     out[o] = '\0';
 }
+
+bool ut__log_throttle_pass(ut__log_throttle *t, uint64_t now_ms, uint32_t burst, uint32_t interval_ms,
+                           uint64_t *held)
+{
+    t->seen++;
+    bool pass = t->seen <= burst || t->last_ms == 0 || now_ms - t->last_ms >= interval_ms;
+    if (!pass) {
+        t->held++;
+        return false;
+    }
+    *held = t->held;
+    t->held = 0;
+    t->last_ms = now_ms ? now_ms : 1;
+    return true;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "uitrail/limits.h"
 
@@ -31,5 +32,22 @@ bool ut__log_level_parse(const char *name, ut__log_level *out);
  * it needs UT__SAMPLE_BUF_BYTES to hold a full sample. */
 #define UT__SAMPLE_BUF_BYTES (4 * UT_LOG_SAMPLE_MAX_BYTES + 4)
 void ut__sanitize(const void *data, size_t len, char *out, size_t outlen);
+
+/* The one log throttle: a flood of one kind of line (refused connections,
+ * rejected records) must not become a flood of log lines. The first
+ * `burst` lines of its kind pass, then at most one per `interval_ms` of
+ * loop time; the ones held back in between are counted, and the next line
+ * written says how many. One per kind of line, in the daemon's state. */
+typedef struct ut__log_throttle {
+    uint64_t last_ms; /* loop time of the last line written; 0: none yet */
+    uint64_t seen;    /* lines of this kind so far */
+    uint64_t held;    /* held back since the last line written */
+} ut__log_throttle;
+
+/* Whether a line of `t`'s kind may be written at loop time `now_ms`; when
+ * it may, `*held` is the number held back since the last one (and the
+ * count starts again), else the line is counted as held back. */
+bool ut__log_throttle_pass(ut__log_throttle *t, uint64_t now_ms, uint32_t burst, uint32_t interval_ms,
+                           uint64_t *held);
 
 #endif

@@ -18,9 +18,6 @@
 #define WS_KEY_RAW_BYTES 16
 /* Sec-WebSocket-Accept: 20 bytes of SHA-1 in base64, and a NUL. */
 #define WS_ACCEPT_B64_BYTES 28
-/* Refused upgrades are logged at most once a second: a page retrying with
- * backoff, or a flood, must not become a flood of log lines. */
-#define WS_REFUSAL_LOG_INTERVAL_MS 1000
 /* Shows at most this much of a header a peer sent in a refusal. */
 #define QUOTE_MAX 100
 #define QUOTE(s) (int)((s).len > QUOTE_MAX ? QUOTE_MAX : (s).len), (s).ptr
@@ -64,10 +61,11 @@ static bool accept_value(ut_str key, char out[WS_ACCEPT_B64_BYTES + 1])
 static void refuse(ut__conn *c, int status, const char *extra_headers, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Answers a refused upgrade with a one-line JSON reason and closes. */
+/* Answers a refused upgrade with a one-line JSON reason and closes. The
+ * log line goes through a throttle: a page retrying with backoff, or a
+ * flood, must not become a flood of log lines. */
 static void refuse(ut__conn *c, int status, const char *extra_headers, const char *fmt, ...)
 {
-    static uint64_t last_logged_ms;
     ut__daemon *d = c->d;
     char reason[320];
     va_list ap;
@@ -77,8 +75,9 @@ static void refuse(ut__conn *c, int status, const char *extra_headers, const cha
     d->m.ws_refused++;
     if (status == 401)
         d->m.auth_failures++;
-    uint64_t now = ut__clock_loop_ms(d->loop);
-    if (last_logged_ms == 0 || now - last_logged_ms >= WS_REFUSAL_LOG_INTERVAL_MS) {
+    uint64_t unlogged;
+    if (ut__log_throttle_pass(&d->ws_refused_log, ut__clock_loop_ms(d->loop), 1, UT_LOG_REPEAT_INTERVAL_MS,
+                              &unlogged)) {
         /* The reason quotes the peer's headers: keep the line one line. */
         char line[sizeof reason];
         memcpy(line, reason, sizeof line);
@@ -87,9 +86,8 @@ static void refuse(ut__conn *c, int status, const char *extra_headers, const cha
                 *p = '?';
         }
         char name[96];
-        ut__log(UT__LOG_WARN, "%s: WebSocket refused (%d): %s", ut__conn_name(c, name, sizeof name),
-                status, line);
-        last_logged_ms = now ? now : 1;
+        ut__log(UT__LOG_WARN, "%s: WebSocket refused (%d): %s (%llu more refused since the last such line)",
+                ut__conn_name(c, name, sizeof name), status, line, (unsigned long long)unlogged);
     }
     ut__http_error_with(c, status, extra_headers, reason, true);
 }
