@@ -105,7 +105,7 @@ damaged_recording)
   run 1 replay "$work/cut.uitrail"
   stdout_has 'RECENT USER ACTIONS (newest first):'
   stderr_has 'warning: damaged recording: torn tail'
-  stderr_has 'the recording is damaged (1 place): printed what could be read'
+  stderr_has 'the input is damaged (1 place): printed what could be read'
   run 0 replay "$rec" ;;
 missing_file)
   run 2 replay
@@ -147,6 +147,18 @@ malformed_msgpack)
   run 1 replay "$work/bad.bin"
   stdout_has 'navigate /x'
   stderr_has "uitrail replay: $work/bad.bin: bad input: byte 0xc1 is not valid msgpack at offset 41" ;;
+truncated_msgpack)
+  # The same message, whole, then a second one cut short: what was read
+  # prints, the warning says where, and the exit status is the damaged
+  # recording's (1), so that a script can tell a whole input from a part.
+  printf '\x93\xabuitrail.nav\xce\x66\x66\x99\x80\x83\xa3tab\xa1a\xa3url\xa2/x\xa3how\xa4load\x93\xabuitrail.nav\xce' >"$work/cut.bin"
+  run 1 replay "$work/cut.bin"
+  stdout_has 'navigate /x'
+  stderr_has "uitrail replay: $work/cut.bin: warning: the stream ends inside a message (14 bytes ignored)"
+  stderr_has "uitrail replay: $work/cut.bin: the input is damaged (1 place): printed what could be read"
+  head -c 41 "$work/cut.bin" >"$work/whole.bin"
+  run 0 replay "$work/whole.bin"
+  stdout_has 'navigate /x' ;;
 malformed_json)
   printf '[["uitrail.nav", 1718000000,\n {"tab":"a"} "x"]]' >"$work/bad.json"
   run 1 replay "$work/bad.json"

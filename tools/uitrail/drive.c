@@ -117,10 +117,14 @@ void ut_cli_drive_settle(ut_cli_drive *d)
         ut_engine_advance(d->engine, d->last_clock_us + UT_CLI_SETTLE_US);
 }
 
-/* Warns, unless quiet, that the stream ends inside a message. */
+/* A stream that ends inside a message is damaged input, as a torn
+ * recording is (one rule for both: counted in `damage`); warns unless
+ * quiet. */
 static void check_stream_end(ut_cli_drive *d)
 {
     size_t pending = ut_fwd_decoder_pending(d->decoder);
+    if (pending > 0)
+        d->damage++;
     if (pending > 0 && !d->quiet)
         fprintf(stderr, "uitrail %s: %s: warning: the stream ends inside a message (%zu bytes ignored)\n",
                 d->command, d->path, pending);

@@ -371,7 +371,8 @@ static const char replay_help[] =
     "--ring, --debounce-ms, --model and --stab-NAME override them (a recording read from\n"
     "standard input gets the defaults). Damage in a recording (a torn\n"
     "tail, a frame that fails its checksum) is reported on stderr as a warning\n"
-    "and the replay goes on with the next good frame.\n"
+    "and the replay goes on with the next good frame; so is a stream that ends\n"
+    "inside a message. Damaged input prints what could be read and exits 1.\n"
     "\n"
     "Rejected records are reported on stderr and skipped. A malformed stream\n"
     "stops the replay: the traces of what came before it are printed, the\n"
@@ -582,10 +583,12 @@ static ut_status replay_drive(replay *r, replay_source *src)
             ut_cli_drive_settle(&drive);
     }
     ut_cli_drive_end(&drive);
-    /* A damaged recording prints what could be read, and says so in its
-     * exit status: a script must not take part of a session for all of it. */
+    /* Damaged input (a torn or corrupt recording, a stream cut inside a
+     * message) prints what could be read, and says so in its exit status,
+     * whatever the format: a script must not take part of a session for
+     * all of it. */
     if (input == UT_OK && drive.damage) {
-        fprintf(stderr, "uitrail replay: %s: the recording is damaged (%" PRIu64 " place%s): printed what "
+        fprintf(stderr, "uitrail replay: %s: the input is damaged (%" PRIu64 " place%s): printed what "
                         "could be read\n", r->path, drive.damage, drive.damage == 1 ? "" : "s");
         input = UT_EIO;
     }
