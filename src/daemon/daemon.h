@@ -19,7 +19,7 @@
  *   conn.h  recorder.h     a connection's common part and ops; recordings
  *   auth.h                 tokens, peer uid, Origin and Host
  *   config.h  metrics.h  defer.h   settings, counters, next-turn work
- *   log.h  tabset.h        log lines and sanitized samples; a set of tab ids
+ *   log.h                  log lines, sanitized samples, the log throttle
  *   clock.h                the wall clock and the loop's time (tests skip it)
  *
  * Every .c of the daemon reads this struct for the context it shares

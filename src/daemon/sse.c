@@ -17,7 +17,7 @@ typedef struct sse_stream {
     bool lagging;
     bool resync;        /* it missed more tabs than it remembers */
     uint64_t dropped;   /* messages not sent while lagging */
-    ut__tabset missed;  /* tabs whose `trace` it missed */
+    ut_tabset missed;  /* tabs whose `trace` it missed */
 } sse_stream;
 
 static const ut__conn_ops sse_ops;
@@ -60,9 +60,9 @@ static void stream_send(sse_stream *s, ut_str tab, bool is_trace, const ut_buf *
     s->dropped++;
     if (!is_trace || s->resync)
         return;
-    if (s->missed.n >= UT_SSE_LAG_TABS_MAX || ut__tabset_add(&s->missed, tab) == UT_ENOMEM) {
+    if (s->missed.n >= UT_SSE_LAG_TABS_MAX || ut_tabset_add(&s->missed, tab, NULL) == UT_ENOMEM) {
         s->resync = true;
-        ut__tabset_free(&s->missed);
+        ut_tabset_free(&s->missed);
     }
 }
 
@@ -131,7 +131,7 @@ void ut__sse_trace_changed(ut__daemon *d, ut_str tab)
         return;
     /* Coalesce: a burst of events on one tab sends one trace; the set
      * makes N tabs cost O(N), not a scan of the list per tab. */
-    if (ut__tabset_add(&hub->dirty, tab) == UT_OK)
+    if (ut_tabset_add(&hub->dirty, tab, NULL) == UT_OK)
         ut__defer(&d->defer, &hub->flush);
 }
 
@@ -163,11 +163,11 @@ static void send_dirty_traces(ut__daemon *d)
     ut__sse *hub = &d->sse;
     size_t at = 0;
     ut_str tab;
-    while (ut__tabset_next(&hub->dirty, &at, &tab)) {
+    while (ut_tabset_next(&hub->dirty, &at, &tab)) {
         if (build_trace(hub, tab))
             send_message(hub, tab, "trace", ut_buf_str(&hub->payload));
     }
-    ut__tabset_reset(&hub->dirty);
+    ut_tabset_reset(&hub->dirty);
 }
 
 static void on_flush(ut__task *t)
@@ -182,7 +182,7 @@ void ut__sse_init(ut__daemon *d)
     ut_list_init(&hub->streams);
     hub->n = 0;
     hub->msg = hub->payload = hub->trace = UT_BUF_INIT;
-    hub->dirty = (ut__tabset)UT__TABSET_INIT;
+    hub->dirty = (ut_tabset)UT_TABSET_INIT;
     ut__task_init(&hub->flush, on_flush);
 }
 
@@ -195,7 +195,7 @@ void ut__sse_free(ut__sse *hub)
     ut_buf_free(&hub->msg);
     ut_buf_free(&hub->payload);
     ut_buf_free(&hub->trace);
-    ut__tabset_free(&hub->dirty);
+    ut_tabset_free(&hub->dirty);
 }
 
 size_t ut__sse_count(const ut__daemon *d)
@@ -236,8 +236,8 @@ static void sse_resume(ut__conn *c)
     ut__sse *hub = &c->d->sse;
     if (!s->lagging || uv_stream_get_write_queue_size(&c->h.stream) > 0)
         return;
-    ut__tabset missed = s->missed;
-    s->missed = (ut__tabset)UT__TABSET_INIT;
+    ut_tabset missed = s->missed;
+    s->missed = (ut_tabset)UT_TABSET_INIT;
     char payload[96];
     snprintf(payload, sizeof payload, "{\"dropped\":%llu,\"resync\":%s}",
              (unsigned long long)s->dropped, s->resync ? "true" : "false");
@@ -249,11 +249,11 @@ static void sse_resume(ut__conn *c)
         ut__conn_write(c, hub->msg.data, hub->msg.len);
     size_t at = 0;
     ut_str tab;
-    while (c->state == UT__CONN_OPEN && ut__tabset_next(&missed, &at, &tab)) {
+    while (c->state == UT__CONN_OPEN && ut_tabset_next(&missed, &at, &tab)) {
         if (build_trace(hub, tab) && build_message(hub, "trace", ut_buf_str(&hub->payload)))
             stream_send(s, tab, true, &hub->msg);
     }
-    ut__tabset_free(&missed);
+    ut_tabset_free(&missed);
 }
 
 static void on_keepalive(uv_timer_t *t)
@@ -323,7 +323,7 @@ static void sse_free(void *part)
 {
     sse_stream *s = part;
     stream_unlink(s);
-    ut__tabset_free(&s->missed);
+    ut_tabset_free(&s->missed);
     ut_free(s->tab);
     ut_free(s);
 }

@@ -20,7 +20,7 @@
 
 #include "defer.h"
 #include "http.h"
-#include "tabset.h"
+#include "uitrail/tabset.h"
 #include "uitrail/engine.h"
 
 typedef struct ut__sse {
@@ -30,7 +30,7 @@ typedef struct ut__sse {
     ut_buf msg;       /* a message being assembled */
     ut_buf payload;   /* its JSON */
     ut_buf trace;     /* a trace being rendered for a `trace` message */
-    ut__tabset dirty; /* tabs whose trace changed this turn */
+    ut_tabset dirty; /* tabs whose trace changed this turn */
     ut__task flush;   /* sends their `trace` messages on the next turn */
 } ut__sse;
 

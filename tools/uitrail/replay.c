@@ -12,25 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <xxhash.h>
 
 #include "uitrail/engine.h"
 #include "uitrail/limits.h"
 #include "uitrail/record.h"
+#include "uitrail/tabset.h"
 #include "uitrail/wire.h"
 
 typedef enum output_format { OUT_TEXT, OUT_JSON, OUT_COMPACT, OUT_MARKS } output_format;
 
-/* The tabs of the stream in order of first appearance (owned copies), with
- * an open-addressing index over them. */
+/* The tabs of the stream in order of first appearance (uitrail/tabset.h),
+ * and by position each closed tab's trace just before its close. */
 typedef struct tab_order {
-    char **ids;
-    size_t *lens;
+    ut_tabset ids;
     ut_buf *closed;  /* a closed tab's trace just before its close, else empty */
     int64_t *closed_us;
-    size_t n, cap;
-    uint32_t *index; /* slot -> position + 1; 0 is empty */
-    size_t slots;    /* a power of two, at least twice n */
+    size_t cap;      /* of closed and closed_us */
 } tab_order;
 
 typedef struct replay {
@@ -48,82 +45,35 @@ typedef struct replay {
 
 static void tab_order_free(tab_order *t)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        ut_free(t->ids[i]);
+    for (size_t i = 0; i < t->ids.n; i++)
         ut_buf_free(&t->closed[i]);
-    }
-    ut_free(t->ids);
-    ut_free(t->lens);
+    ut_tabset_free(&t->ids);
     ut_free(t->closed);
     ut_free(t->closed_us);
-    ut_free(t->index);
-    *t = (tab_order){0};
-}
-
-static size_t tab_slot(const tab_order *t, ut_str tab, bool *found)
-{
-    size_t mask = t->slots - 1;
-    for (size_t s = (size_t)XXH3_64bits(tab.ptr, tab.len) & mask;; s = (s + 1) & mask) {
-        uint32_t at = t->index[s];
-        if (at == 0 || ut_str_eq(ut_str_from(t->ids[at - 1], t->lens[at - 1]), tab)) {
-            *found = at != 0;
-            return s;
-        }
-    }
-}
-
-static ut_status tab_order_grow(tab_order *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 16;
-    char **ids = ut_realloc(t->ids, cap * sizeof *ids);
-    if (!ids)
-        return UT_ENOMEM;
-    t->ids = ids;
-    size_t *lens = ut_realloc(t->lens, cap * sizeof *lens);
-    if (!lens)
-        return UT_ENOMEM;
-    t->lens = lens;
-    ut_buf *closed = ut_realloc(t->closed, cap * sizeof *closed);
-    if (!closed)
-        return UT_ENOMEM;
-    t->closed = closed;
-    int64_t *closed_us = ut_realloc(t->closed_us, cap * sizeof *closed_us);
-    if (!closed_us)
-        return UT_ENOMEM;
-    t->closed_us = closed_us;
-    uint32_t *index = ut_calloc(cap * 2, sizeof *index);
-    if (!index)
-        return UT_ENOMEM;
-    ut_free(t->index);
-    t->index = index;
-    t->slots = cap * 2;
-    t->cap = cap;
-    for (size_t i = 0; i < t->n; i++) {
-        bool found;
-        t->index[tab_slot(t, ut_str_from(t->ids[i], t->lens[i]), &found)] = (uint32_t)(i + 1);
-    }
-    return UT_OK;
+    *t = (tab_order){.ids = UT_TABSET_INIT};
 }
 
 /* Remembers `tab` if it is new. */
 static ut_status tab_order_note(tab_order *t, ut_str tab)
 {
-    bool found = false;
-    if (t->slots > 0)
-        tab_slot(t, tab, &found);
-    if (found)
-        return UT_OK;
-    if (t->n == t->cap && tab_order_grow(t) != UT_OK)
-        return UT_ENOMEM;
-    char *copy = ut_strndup(tab.ptr, tab.len);
-    if (!copy)
-        return UT_ENOMEM;
-    size_t slot = tab_slot(t, tab, &found);
-    t->ids[t->n] = copy;
-    t->lens[t->n] = tab.len;
-    t->closed[t->n] = (ut_buf)UT_BUF_INIT;
-    t->closed_us[t->n] = 0;
-    t->index[slot] = (uint32_t)++t->n;
+    size_t n = t->ids.n;
+    ut_status st = ut_tabset_add(&t->ids, tab, NULL);
+    if (st != UT_OK || t->ids.n == n)
+        return st;
+    if (n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        ut_buf *closed = ut_realloc(t->closed, cap * sizeof *closed);
+        if (!closed)
+            return UT_ENOMEM;
+        t->closed = closed;
+        int64_t *closed_us = ut_realloc(t->closed_us, cap * sizeof *closed_us);
+        if (!closed_us)
+            return UT_ENOMEM;
+        t->closed_us = closed_us;
+        t->cap = cap;
+    }
+    t->closed[n] = (ut_buf)UT_BUF_INIT;
+    t->closed_us[n] = 0;
     return UT_OK;
 }
 
@@ -142,13 +92,9 @@ static ut_status note_tab(void *ud, const ut_event *ev)
 static void on_applied(void *ud, const ut_event *ev)
 {
     replay *r = ud;
-    bool found = false;
-    if (ev->kind != UT_KIND_CLOSE || !r->opts || r->tabs.slots == 0)
+    size_t at;
+    if (ev->kind != UT_KIND_CLOSE || !r->opts || !ut_tabset_find(&r->tabs.ids, ev->tab, &at))
         return;
-    size_t slot = tab_slot(&r->tabs, ev->tab, &found);
-    if (!found)
-        return;
-    size_t at = r->tabs.index[slot] - 1;
     ut_buf *b = &r->tabs.closed[at];
     ut_buf_reset(b);
     ut_status st = ut_engine_trace(r->engine, ev->tab, r->opts, b);
@@ -162,13 +108,9 @@ static void on_applied(void *ud, const ut_event *ev)
 /* The trace a closed tab had before its close, or NULL. */
 static const ut_buf *closed_trace(const replay *r, ut_str tab, int64_t *when_us)
 {
-    bool found = false;
-    if (r->tabs.slots == 0)
+    size_t at;
+    if (!ut_tabset_find(&r->tabs.ids, tab, &at))
         return NULL;
-    size_t slot = tab_slot(&r->tabs, tab, &found);
-    if (!found)
-        return NULL;
-    size_t at = r->tabs.index[slot] - 1;
     *when_us = r->tabs.closed_us[at];
     return r->tabs.closed[at].len ? &r->tabs.closed[at] : NULL;
 }
@@ -287,9 +229,9 @@ static ut_status print_trace(replay *r, ut_str tab, const ut_trace_opts *opts, b
 static ut_status print_all(replay *r, const ut_trace_opts *opts)
 {
     size_t live = 0;
-    for (size_t i = 0; i < r->tabs.n; i++) {
+    for (size_t i = 0; i < r->tabs.ids.n; i++) {
         ut_tab_info info;
-        if (ut_engine_tab_info(r->engine, ut_str_from(r->tabs.ids[i], r->tabs.lens[i]), &info) == UT_OK ||
+        if (ut_engine_tab_info(r->engine, ut_tabset_at(&r->tabs.ids, i), &info) == UT_OK ||
             r->tabs.closed[i].len)
             live++;
     }
@@ -297,8 +239,8 @@ static ut_status print_all(replay *r, const ut_trace_opts *opts)
     bool json = r->format == OUT_JSON || r->format == OUT_COMPACT;
     if (json)
         fputs("{", stdout);
-    for (size_t i = 0; i < r->tabs.n; i++) {
-        ut_str tab = ut_str_from(r->tabs.ids[i], r->tabs.lens[i]);
+    for (size_t i = 0; i < r->tabs.ids.n; i++) {
+        ut_str tab = ut_tabset_at(&r->tabs.ids, i);
         if (json) {
             ut_buf *b = &r->line;
             ut_buf_reset(b);
