@@ -42,7 +42,7 @@ struct ut_engine {
 
 /* ---- Shared by the engine and the serializers ---- */
 
-/* (trace.c) Estimated o200k_base tokens of `len` bytes of trace text: a third of a
+/* (trace_common.c) Estimated o200k_base tokens of `len` bytes of trace text: a third of a
  * token per ASCII byte, rounded up (trace lines are dense in digits and
  * punctuation: gpt-tokenizer counts 2.9-3.0 bytes a token on the fixture
  * sessions, see tools/tokens/measure), plus one token per non-ASCII character (an

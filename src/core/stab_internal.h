@@ -1,6 +1,8 @@
 /* The page-stability scorer's inside, shared by its files: stability.c
- * (the scorer's state, weights, window and entry points), stab_domquake.c
- * and stab_uitrail.c (the two models), stab_params.c (the parameters).
+ * (the scorer's lifecycle and entry points), stab_domquake.c and
+ * stab_uitrail.c (the two models), stab_window.c (the weights, the target
+ * table and the window both models stand on), stab_params.c (the
+ * parameters).
  * Internal to src/core. */
 #ifndef UITRAIL_CORE_STAB_INTERNAL_H
 #define UITRAIL_CORE_STAB_INTERNAL_H
@@ -111,7 +113,7 @@ static inline int64_t mul_sat(int64_t a, int64_t b)
     return r;
 }
 
-/* stability.c: what both models stand on (see the top of stability.c). */
+/* stab_window.c: what both models stand on (see the top of stability.c). */
 uint64_t ut__stab_target_key(ut_str el);
 void ut__stab_emit_mark(ut_stab *s, ut_page_state state, int64_t t, double intensity, ut_mark_fn emit, void *ud);
 double ut__stab_page_intensity(uint32_t elements, uint32_t depth);

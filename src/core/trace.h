@@ -1,6 +1,6 @@
-/* The serializers' common parts: trace.c (the entry point and what both
- * formats need), trace_text.c (the text trace of protocol §4) and
- * trace_json.c (the JSON trace, GET /v1/tabs, the JSON of one event).
+/* The serializers' own header: trace.c (the entry point), trace_text.c
+ * (the text trace of protocol §4), trace_json.c (the JSON trace, GET
+ * /v1/tabs, the JSON of one event), trace_common.c (what both share).
  * The serializers only read tabs and entries. */
 #ifndef UITRAIL_TRACE_H
 #define UITRAIL_TRACE_H

@@ -149,6 +149,76 @@ static bool value_done(ut__scan *s)
     return true;
 }
 
+/* A string, binary or ext header at `at` whose payload starts at
+ * `after_header`: checked against the limits and skipped. True when the
+ * scan stops here with `*result`. */
+static bool scan_bytes(ut__scan *s, const ut__scan_limits *lim, const head *h, size_t at, size_t after_header,
+                       ut__scan_result *result)
+{
+    const size_t frame_left = lim->frame_max_bytes - after_header;
+    bool body = lim->allow_large_body && h->str_or_bin && s->depth == 1 &&
+                s->root_elements - s->remaining[0] == 1;
+    if (!body && h->n > UT_WIRE_STR_MAX_BYTES) {
+        *result = fail(s, at, "%s of %" PRIu32 " bytes exceeds the limit of %u", h->what, h->n,
+                       UT_WIRE_STR_MAX_BYTES);
+        return true;
+    }
+    if (h->n > frame_left) {
+        *result = fail(s, at, "%s of %" PRIu32 " bytes runs past %s of %zu bytes", h->what, h->n,
+                       lim->bound_name, lim->frame_max_bytes);
+        return true;
+    }
+    s->pos = after_header;
+    s->skip = h->n;
+    if (s->skip == 0 && value_done(s)) {
+        *result = UT__SCAN_COMPLETE;
+        return true;
+    }
+    return false;
+}
+
+/* An array or map header at `at`: its count checked against the limits
+ * (and the root's shape), then entered. True when the scan stops here
+ * with `*result`. */
+static bool scan_container(ut__scan *s, const ut__scan_limits *lim, const head *h, size_t at,
+                           size_t after_header, ut__scan_result *result)
+{
+    const size_t frame_left = lim->frame_max_bytes - after_header;
+    const bool is_root = s->depth == 0;
+    *result = UT__SCAN_INVALID;
+    if (h->n > UT_WIRE_CONTAINER_MAX) {
+        *result = fail(s, at, "%s of %" PRIu32 " elements exceeds the limit of %u", h->what, h->n,
+                       UT_WIRE_CONTAINER_MAX);
+        return true;
+    }
+    uint32_t values = h->kind == HEAD_MAP ? h->n * 2 : h->n;
+    /* Every value takes at least one byte: a count the frame cannot hold
+     * is refused now, not after waiting for the bytes. */
+    if (values > frame_left) {
+        *result = fail(s, at, "%s of %" PRIu32 " elements cannot fit in %s of %zu bytes", h->what, h->n,
+                       lim->bound_name, lim->frame_max_bytes);
+        return true;
+    }
+    if (is_root && !lim->allow_any_root && (h->n < lim->root_min_elements || h->n > lim->root_max_elements)) {
+        *result = fail(s, at, "a %s has %" PRIu32 "..%" PRIu32 " elements, not %" PRIu32, lim->root_name,
+                       lim->root_min_elements, lim->root_max_elements, h->n);
+        return true;
+    }
+    s->pos = after_header;
+    if (values == 0) {
+        *result = UT__SCAN_COMPLETE;
+        return value_done(s);
+    }
+    if (s->depth >= UT_WIRE_DEPTH_MAX) {
+        *result = fail(s, at, "nesting deeper than %u levels", UT_WIRE_DEPTH_MAX);
+        return true;
+    }
+    if (is_root)
+        s->root_elements = values;
+    s->remaining[s->depth++] = values;
+    return false;
+}
+
 ut__scan_result ut__scan_run(ut__scan *s, const ut__scan_limits *lim, const uint8_t *value,
                              size_t avail)
 {
@@ -209,52 +279,18 @@ ut__scan_result ut__scan_run(ut__scan *s, const ut__scan_limits *lim, const uint
         if (h.header_bytes > avail - at)
             return UT__SCAN_NEED_MORE;
         const size_t after_header = at + h.header_bytes;
-        const size_t frame_left = lim->frame_max_bytes - after_header;
+        ut__scan_result result;
 
         switch (h.kind) {
-        case HEAD_BYTES: {
-            bool body = lim->allow_large_body && h.str_or_bin && s->depth == 1 &&
-                        s->root_elements - s->remaining[0] == 1;
-            if (!body && h.n > UT_WIRE_STR_MAX_BYTES)
-                return fail(s, at, "%s of %" PRIu32 " bytes exceeds the limit of %u",
-                            h.what, h.n, UT_WIRE_STR_MAX_BYTES);
-            if (h.n > frame_left)
-                return fail(s, at, "%s of %" PRIu32 " bytes runs past %s of %zu bytes",
-                            h.what, h.n, lim->bound_name, lim->frame_max_bytes);
-            s->pos = after_header;
-            s->skip = h.n;
-            if (s->skip == 0 && value_done(s))
-                return UT__SCAN_COMPLETE;
+        case HEAD_BYTES:
+            if (scan_bytes(s, lim, &h, at, after_header, &result))
+                return result;
             continue;
-        }
         case HEAD_ARRAY:
-        case HEAD_MAP: {
-            if (h.n > UT_WIRE_CONTAINER_MAX)
-                return fail(s, at, "%s of %" PRIu32 " elements exceeds the limit of %u",
-                            h.what, h.n, UT_WIRE_CONTAINER_MAX);
-            uint32_t values = h.kind == HEAD_MAP ? h.n * 2 : h.n;
-            /* Every value takes at least one byte: a count the frame cannot
-             * hold is refused now, not after waiting for the bytes. */
-            if (values > frame_left)
-                return fail(s, at, "%s of %" PRIu32 " elements cannot fit in %s of %zu bytes",
-                            h.what, h.n, lim->bound_name, lim->frame_max_bytes);
-            if (is_root && !lim->allow_any_root && (h.n < lim->root_min_elements || h.n > lim->root_max_elements))
-                return fail(s, at, "a %s has %" PRIu32 "..%" PRIu32 " elements, not %" PRIu32,
-                            lim->root_name,
-                            lim->root_min_elements, lim->root_max_elements, h.n);
-            s->pos = after_header;
-            if (values == 0) {
-                if (value_done(s))
-                    return UT__SCAN_COMPLETE;
-                continue;
-            }
-            if (s->depth >= UT_WIRE_DEPTH_MAX)
-                return fail(s, at, "nesting deeper than %u levels", UT_WIRE_DEPTH_MAX);
-            if (is_root)
-                s->root_elements = values;
-            s->remaining[s->depth++] = values;
+        case HEAD_MAP:
+            if (scan_container(s, lim, &h, at, after_header, &result))
+                return result;
             continue;
-        }
         case HEAD_NIL:
         case HEAD_SCALAR:
             s->pos = after_header;

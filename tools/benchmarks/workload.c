@@ -147,54 +147,15 @@ static void set_mutation(ut__bench_event *be, uint32_t nrecs, ut_mut_kind kind, 
     }
 }
 
-void ut__bench_event_make(ut__bench_event *be, uint32_t tab, uint64_t step)
+/* The steps where the user acts: clicks and changes. */
+static void step_user(ut__bench_event *be, step_kind kind, uint64_t pass, uint32_t item)
 {
-    uint32_t pos = (uint32_t)(step % UT__BENCH_SCRIPT_STEPS);
-    uint64_t pass = step / UT__BENCH_SCRIPT_STEPS;
-    uint32_t pass_ms;
-    uint32_t offset_ms = step_offset_ms(pos, &pass_ms);
-    /* A different item of the catalog on every pass and tab. */
-    uint32_t item = (uint32_t)((tab * 31u + pass * 7u) % 5000u);
-    char name[48];
-
-    memset(&be->ev, 0, sizeof be->ev);
     ut_event *ev = &be->ev;
-    ut__bench_tab_id(tab, be->tab, sizeof be->tab);
-    ev->tab = text_at(be->tab);
-    ev->has_seq = true;
-    ev->seq = step + 1;
-    ev->time_us = BASE_TIME_US + (int64_t)tab * TAB_TIME_SPREAD_US +
-                  ((int64_t)pass * pass_ms + offset_ms) * 1000;
-
-    switch (script[pos].kind) {
-    case STEP_NAV:
-        ev->kind = UT_KIND_NAV;
-        snprintf(be->url, sizeof be->url, "/catalog?page=%llu", (unsigned long long)(pass % 50 + 1));
-        snprintf(be->title, sizeof be->title, "Catalog");
-        ev->url = text_at(be->url);
-        ev->title = text_at(be->title);
-        ev->how = pass == 0 ? UT_NAV_LOAD : UT_NAV_PUSH;
-        ev->has_tz = true;
-        ev->tz_min = 120;
-        break;
-    case STEP_RENDER:
-        set_mutation(be, 3, UT_MUT_CHILDLIST, 4, 60, 0, step);
-        break;
-    case STEP_MUTATION_SMALL:
-        set_mutation(be, 2, UT_MUT_CHILDLIST, 9, 3, 0, step);
-        break;
-    case STEP_MUTATION_BUSY:
-        set_mutation(be, 4, UT_MUT_CHILDLIST, 6, 25, 1, step);
-        break;
-    case STEP_MUTATION_ATTRS:
-        set_mutation(be, 2, UT_MUT_ATTRIBUTES, 11, 0, 0, step);
-        break;
-    case STEP_MUTATION_TEXT:
-        set_mutation(be, 1, UT_MUT_CHARDATA, 12, 0, 0, step);
-        break;
+    char name[48];
+    switch (kind) {
     case STEP_CLICK_ROW_LINK:
     case STEP_CLICK_ROW_BUTTON: {
-        bool link = script[pos].kind == STEP_CLICK_ROW_LINK;
+        bool link = kind == STEP_CLICK_ROW_LINK;
         char el[24];
         if (link)
             snprintf(name, sizeof name, "Blue Widget %u", item);
@@ -206,16 +167,6 @@ void ut__bench_event_make(ut__bench_event *be, uint32_t tab, uint64_t step)
         set_row(be, item);
         break;
     }
-    case STEP_DIALOG_OPEN:
-    case STEP_DIALOG_CLOSE:
-        ev->kind = UT_KIND_DIALOG;
-        ev->dialog_state = script[pos].kind == STEP_DIALOG_OPEN ? UT_DIALOG_OPEN : UT_DIALOG_CLOSE;
-        snprintf(name, sizeof name, "Blue Widget %u", item);
-        set_control(be, "dialog", name, "item-dialog");
-        snprintf(be->text, sizeof be->text, "Price: $%u.99 \xC2\xB7 Status: Published \xC2\xB7 SKU-%04u",
-                 10 + item % 90, item % 10000);
-        ev->text = text_at(be->text);
-        break;
     case STEP_CLICK_TOOLBAR:
         ev->kind = UT_KIND_CLICK;
         set_control(be, "button", "Apply", "filters-apply");
@@ -229,14 +180,6 @@ void ut__bench_event_make(ut__bench_event *be, uint32_t tab, uint64_t step)
         snprintf(be->value, sizeof be->value, "%s", pass % 2 ? "Draft" : "Published");
         ev->value = text_at(be->value);
         ev->has_value = true;
-        break;
-    case STEP_ALERT:
-        ev->kind = UT_KIND_ALERT;
-        snprintf(be->role, sizeof be->role, "status");
-        snprintf(be->text, sizeof be->text, "Saved Blue Widget %u", item);
-        ev->role = text_at(be->role);
-        ev->text = text_at(be->text);
-        ev->level = UT_LEVEL_INFO;
         break;
     case STEP_CLICK_CHECKBOX:
         ev->kind = UT_KIND_CLICK;
@@ -266,5 +209,84 @@ void ut__bench_event_make(ut__bench_event *be, uint32_t tab, uint64_t step)
         ev->kind = UT_KIND_CLICK;
         set_control(be, "button", "Export", "export");
         break;
+    default:
+        break;
     }
+}
+
+/* The steps where the page or the browser acts: navigations, renders, dialogs, alerts. */
+static void step_page(ut__bench_event *be, step_kind kind, uint64_t pass, uint32_t item, uint64_t step)
+{
+    ut_event *ev = &be->ev;
+    char name[48];
+    switch (kind) {
+    case STEP_NAV:
+        ev->kind = UT_KIND_NAV;
+        snprintf(be->url, sizeof be->url, "/catalog?page=%llu", (unsigned long long)(pass % 50 + 1));
+        snprintf(be->title, sizeof be->title, "Catalog");
+        ev->url = text_at(be->url);
+        ev->title = text_at(be->title);
+        ev->how = pass == 0 ? UT_NAV_LOAD : UT_NAV_PUSH;
+        ev->has_tz = true;
+        ev->tz_min = 120;
+        break;
+    case STEP_RENDER:
+        set_mutation(be, 3, UT_MUT_CHILDLIST, 4, 60, 0, step);
+        break;
+    case STEP_MUTATION_SMALL:
+        set_mutation(be, 2, UT_MUT_CHILDLIST, 9, 3, 0, step);
+        break;
+    case STEP_MUTATION_BUSY:
+        set_mutation(be, 4, UT_MUT_CHILDLIST, 6, 25, 1, step);
+        break;
+    case STEP_MUTATION_ATTRS:
+        set_mutation(be, 2, UT_MUT_ATTRIBUTES, 11, 0, 0, step);
+        break;
+    case STEP_MUTATION_TEXT:
+        set_mutation(be, 1, UT_MUT_CHARDATA, 12, 0, 0, step);
+        break;
+    case STEP_DIALOG_OPEN:
+    case STEP_DIALOG_CLOSE:
+        ev->kind = UT_KIND_DIALOG;
+        ev->dialog_state = kind == STEP_DIALOG_OPEN ? UT_DIALOG_OPEN : UT_DIALOG_CLOSE;
+        snprintf(name, sizeof name, "Blue Widget %u", item);
+        set_control(be, "dialog", name, "item-dialog");
+        snprintf(be->text, sizeof be->text, "Price: $%u.99 \xC2\xB7 Status: Published \xC2\xB7 SKU-%04u",
+                 10 + item % 90, item % 10000);
+        ev->text = text_at(be->text);
+        break;
+    case STEP_ALERT:
+        ev->kind = UT_KIND_ALERT;
+        snprintf(be->role, sizeof be->role, "status");
+        snprintf(be->text, sizeof be->text, "Saved Blue Widget %u", item);
+        ev->role = text_at(be->role);
+        ev->text = text_at(be->text);
+        ev->level = UT_LEVEL_INFO;
+        break;
+    default:
+        break;
+    }
+}
+
+void ut__bench_event_make(ut__bench_event *be, uint32_t tab, uint64_t step)
+{
+    uint32_t pos = (uint32_t)(step % UT__BENCH_SCRIPT_STEPS);
+    uint64_t pass = step / UT__BENCH_SCRIPT_STEPS;
+    uint32_t pass_ms;
+    uint32_t offset_ms = step_offset_ms(pos, &pass_ms);
+    /* A different item of the catalog on every pass and tab. */
+    uint32_t item = (uint32_t)((tab * 31u + pass * 7u) % 5000u);
+
+    memset(&be->ev, 0, sizeof be->ev);
+    ut_event *ev = &be->ev;
+    ut__bench_tab_id(tab, be->tab, sizeof be->tab);
+    ev->tab = text_at(be->tab);
+    ev->has_seq = true;
+    ev->seq = step + 1;
+    ev->time_us = BASE_TIME_US + (int64_t)tab * TAB_TIME_SPREAD_US +
+                  ((int64_t)pass * pass_ms + offset_ms) * 1000;
+
+    step_kind kind = script[pos].kind;
+    step_user(be, kind, pass, item);
+    step_page(be, kind, pass, item, step);
 }
