@@ -1,11 +1,13 @@
-/* How a `uitrail` command reaches a running uitraild (daemon_client.h). */
+/* How a `uitrail` command reaches a running uitraild (daemon_client.h):
+ * the runtime directory, a socket, a GET waited for. */
 #include "daemon_client.h"
 
 #include <errno.h>
-#include <http_parser.h>
+#include <poll.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -81,73 +83,54 @@ bool ut_cli_write_all(int fd, const void *data, size_t len)
     return true;
 }
 
-/* ---- HTTP over http.sock ---- */
+/* ---- A GET waited for ---- */
 
-static int on_resp_body(http_parser *p, const char *at, size_t len)
+static int64_t monotonic_ms(void)
 {
-    ut_cli_response *r = p->data;
-    return ut_buf_append(&r->body, at, len) == UT_OK ? 0 : 1;
-}
-
-static int on_resp_complete(http_parser *p)
-{
-    ut_cli_response *r = p->data;
-    r->status = (int)p->status_code;
-    r->complete = true;
-    return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 bool ut_cli_http_get(const ut_cli_client *cl, const char *target, ut_cli_response *r)
 {
     *r = (ut_cli_response){0, UT_BUF_INIT, false};
-    int fd = ut_cli_client_connect(cl, UT_HTTP_SOCKET_NAME);
-    if (fd < 0)
-        return false;
-    ut_buf req = UT_BUF_INIT;
-    ut_buf_printf(&req, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", target);
-    if (req.oom || !ut_cli_write_all(fd, req.data, req.len)) {
-        fprintf(stderr, "uitrail: cannot send the request: %s\n",
-                req.oom ? "out of memory" : strerror(errno));
-        ut_buf_free(&req);
-        close(fd);
+    ut_cli_daemon d = {.tcp = false, .check_dir = cl->check_dir};
+    snprintf(d.runtime_dir, sizeof d.runtime_dir, "%s", cl->runtime_dir);
+    int n = snprintf(d.unix_path, sizeof d.unix_path, "%s/%s", cl->runtime_dir, UT_HTTP_SOCKET_NAME);
+    if (n < 0 || (size_t)n >= sizeof d.unix_path) {
+        fprintf(stderr, "uitrail: socket path %s/%s is too long (> %d bytes): use --runtime-dir\n",
+                cl->runtime_dir, UT_HTTP_SOCKET_NAME, UT_UNIX_PATH_MAX_BYTES);
         return false;
     }
-    ut_buf_free(&req);
-
-    http_parser_settings settings;
-    http_parser_settings_init(&settings);
-    settings.on_body = on_resp_body;
-    settings.on_message_complete = on_resp_complete;
-    http_parser parser;
-    http_parser_init(&parser, HTTP_RESPONSE);
-    parser.data = r;
-    char buf[16384];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            fprintf(stderr, "uitrail: reading the answer: %s\n", strerror(errno));
+    /* The longest a daemon may take: the longest wait it grants, and then
+     * its answer. */
+    ut_cli_http h;
+    ut_cli_http_start(&h, &d, target, monotonic_ms(), UT_STABLE_WAIT_MAX_MS + UT_MCP_DAEMON_TIMEOUT_MS);
+    while (!ut_cli_http_over(&h)) {
+        struct pollfd pfd = {h.fd, ut_cli_http_events(&h), 0};
+        int64_t left = h.deadline_ms - monotonic_ms();
+        int rc = poll(&pfd, 1, left < 0 ? 0 : left > INT32_MAX ? INT32_MAX : (int)left);
+        if (rc < 0 && errno != EINTR) {
+            snprintf(h.error, sizeof h.error, "poll: %s", strerror(errno));
+            h.state = UT_CLI_HTTP_FAILED;
             break;
         }
-        /* A zero-length execute tells the parser the stream ended. */
-        size_t used = http_parser_execute(&parser, &settings, buf, (size_t)n);
-        if (HTTP_PARSER_ERRNO(&parser) != HPE_OK || used != (size_t)n) {
-            fprintf(stderr, "uitrail: malformed answer from uitraild: %s\n",
-                    http_errno_description(HTTP_PARSER_ERRNO(&parser)));
-            break;
-        }
-        if (r->complete || n == 0)
-            break;
+        ut_cli_http_step(&h, rc > 0 ? pfd.revents : 0, monotonic_ms());
     }
-    close(fd);
-    if (!r->complete) {
-        if (HTTP_PARSER_ERRNO(&parser) == HPE_OK)
-            fprintf(stderr, "uitrail: uitraild closed the connection before answering\n");
-        ut_buf_free(&r->body);
-        return false;
+    bool done = h.state == UT_CLI_HTTP_DONE;
+    if (done) {
+        r->status = h.status;
+        r->body = h.body;
+        r->complete = true;
+        h.body = UT_BUF_INIT;
+    } else if (h.state == UT_CLI_HTTP_UNREACHABLE) {
+        fprintf(stderr, "uitrail: %s: is uitraild running? (start it with tools/run)\n", h.error);
+    } else {
+        fprintf(stderr, "uitrail: %s\n", h.error);
     }
-    return true;
+    ut_cli_http_free(&h);
+    return done;
 }
 
 void ut_cli_print_error(const ut_cli_response *r)

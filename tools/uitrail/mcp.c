@@ -6,7 +6,7 @@
  * The transport is MCP's stdio: one JSON-RPC 2.0 message per line, UTF-8,
  * no embedded newline. stdout carries nothing but those messages; logs go
  * to stderr. One poll(2) loop reads the client and moves every tool call's
- * request to the daemon on (mcp_http.c), so a ping or a cancellation is
+ * request to the daemon on (daemon_http.c), so a ping or a cancellation is
  * answered while a wait_until_stable is still waiting. The server ends
  * when the client closes stdin, once the calls in flight are answered. */
 #include "cli.h"
@@ -61,7 +61,7 @@ typedef struct pending {
 } pending;
 
 typedef struct server {
-    ut__mcp_daemon daemon;
+    ut_cli_daemon daemon;
     json_t *tools;            /* the tools/list array, built once */
     const char *version;      /* negotiated; NULL before initialize */
     bool stdin_closed;
@@ -238,9 +238,9 @@ static void handle_tools_call(server *s, json_t *id, json_t *params)
         pending_free(p);
         return;
     }
-    ut__mcp_http_start(&p->call.http, &s->daemon, p->call.target.data, now_ms(),
+    ut_cli_http_start(&p->call.http, &s->daemon, p->call.target.data, now_ms(),
                        UT_MCP_DAEMON_TIMEOUT_MS + p->call.wait_ms);
-    if (ut__mcp_http_over(&p->call.http))
+    if (ut_cli_http_over(&p->call.http))
         finish_call(s, p);
     else
         s->calls[s->ncalls++] = p;
@@ -432,9 +432,9 @@ static void step_calls(server *s, const struct pollfd *fds, size_t nfds)
 {
     int64_t now = now_ms();
     for (size_t i = 0; i < nfds; i++)
-        ut__mcp_http_step(&s->calls[i]->call.http, fds[i].revents, now);
+        ut_cli_http_step(&s->calls[i]->call.http, fds[i].revents, now);
     for (size_t i = 0; i < s->ncalls;) {
-        if (ut__mcp_http_over(&s->calls[i]->call.http)) {
+        if (ut_cli_http_over(&s->calls[i]->call.http)) {
             pending *p = s->calls[i];
             remove_call(s, i);
             finish_call(s, p);
@@ -451,8 +451,8 @@ static void serve(server *s)
         size_t n = s->ncalls;
         int64_t now = now_ms(), next = -1;
         for (size_t i = 0; i < n; i++) {
-            const ut__mcp_http *h = &s->calls[i]->call.http;
-            fds[i] = (struct pollfd){h->fd, ut__mcp_http_events(h), 0};
+            const ut_cli_http *h = &s->calls[i]->call.http;
+            fds[i] = (struct pollfd){h->fd, ut_cli_http_events(h), 0};
             if (next < 0 || h->deadline_ms < next)
                 next = h->deadline_ms;
         }
@@ -472,7 +472,7 @@ static void serve(server *s)
 /* ---- options ---- */
 
 /* Resolves a loopback ADDR:PORT (IPv6 in brackets) for --http. */
-static bool resolve_http(const char *spec, ut__mcp_daemon *d, char *err, size_t errlen)
+static bool resolve_http(const char *spec, ut_cli_daemon *d, char *err, size_t errlen)
 {
     const char *given = spec;
     char host[256];
@@ -550,7 +550,7 @@ static int run_mcp(const ut_cli_command *self, int argc, char **argv)
         return ut_cli_usage_error(self, "--token-file goes with --http (over http.sock no token is used)");
 
     server s = {.line = UT_BUF_INIT};
-    ut__mcp_daemon *d = &s.daemon;
+    ut_cli_daemon *d = &s.daemon;
     d->check_dir = !runtime_dir;
     if (runtime_dir)
         snprintf(d->runtime_dir, sizeof d->runtime_dir, "%s", runtime_dir);

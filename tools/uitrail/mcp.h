@@ -6,8 +6,8 @@
  *   mcp_tools.c  the tools: their parameters (one table gives both the JSON
  *                Schema the client sees and the checks of its arguments),
  *                the daemon request of each call and the result it makes;
- *   mcp_http.c   one non-blocking HTTP/1.1 GET to uitraild, over its
- *                http.sock or loopback TCP with the bearer token.
+ * The request to uitraild is daemon_client.h's (daemon_http.c), the one
+ * daemon client every command uses.
  *
  * Nothing here writes to stdout but mcp.c's message writer: on stdio, stdout
  * carries only JSON-RPC messages. Logs go to stderr. */
@@ -23,59 +23,7 @@
 #include "uitrail/common.h"
 #include "uitrail/limits.h"
 
-/* ---- mcp_http.c ---- */
-
-/* Where uitraild is: its http.sock, or a loopback TCP address and the file
- * that holds its bearer token (read again for every request, since the
- * daemon makes a new token at each start). */
-typedef struct ut__mcp_daemon {
-    bool tcp;
-    char unix_path[UT_UNIX_PATH_MAX_BYTES + 1];
-    struct sockaddr_storage addr;
-    socklen_t addr_len;
-    char addr_text[300];      /* "127.0.0.1:7317", for messages */
-    char token_file[4096];
-    char runtime_dir[4096];   /* for messages: how to start a daemon there */
-    bool check_dir;           /* the default directory: checked before use (client.c) */
-} ut__mcp_daemon;
-
-typedef enum ut__mcp_http_state {
-    UT__MCP_HTTP_CONNECTING,
-    UT__MCP_HTTP_WRITING,
-    UT__MCP_HTTP_READING,
-    UT__MCP_HTTP_DONE,        /* `status` and `body` hold the answer */
-    UT__MCP_HTTP_UNREACHABLE, /* no daemon there: `error` says why */
-    UT__MCP_HTTP_FAILED,      /* it went wrong later: `error` says how */
-} ut__mcp_http_state;
-
-typedef struct ut__mcp_http {
-    ut__mcp_http_state state;
-    int fd;
-    int64_t deadline_ms; /* CLOCK_MONOTONIC */
-    int64_t timeout_ms;
-    char endpoint[320];  /* "/run/user/1000/uitrail/http.sock" or "tcp:127.0.0.1:7317" */
-    ut_buf request;
-    size_t sent;
-    http_parser parser;
-    int status;
-    ut_buf body;
-    char error[768];
-} ut__mcp_http;
-
-/* Starts GET `target` (path and query, already escaped) on `d`, to be
- * answered within `timeout_ms`. Never blocks: the state afterwards is
- * CONNECTING, WRITING, or already UNREACHABLE/FAILED. */
-void ut__mcp_http_start(ut__mcp_http *h, const ut__mcp_daemon *d, const char *target,
-                        int64_t now_ms, int64_t timeout_ms);
-/* The poll(2) events the request waits for (0 once it is over). */
-short ut__mcp_http_events(const ut__mcp_http *h);
-/* Moves the request on after poll reported `revents` on its fd, or marks it
- * FAILED when `now_ms` is past its deadline. */
-void ut__mcp_http_step(ut__mcp_http *h, short revents, int64_t now_ms);
-bool ut__mcp_http_over(const ut__mcp_http *h);
-/* Closes the socket (a cancelled call) and frees what the request holds. */
-void ut__mcp_http_free(ut__mcp_http *h);
-
+#include "daemon_client.h"
 
 /* ---- mcp_tools.c ---- */
 
@@ -106,7 +54,7 @@ typedef struct ut__mcp_call {
     ut__mcp_values v;
     ut_buf target;
     int64_t wait_ms; /* how long the daemon may take on purpose (a wait) */
-    ut__mcp_http http;
+    ut_cli_http http;
 } ut__mcp_call;
 
 /* Checks `args` (an object or NULL) against the tool's parameters and
@@ -117,7 +65,7 @@ json_t *ut__mcp_call_prepare(ut__mcp_call *c, const ut__mcp_tool *tool, json_t *
 /* The CallToolResult of a call whose request is over (a new reference):
  * the tool's output, or a tool error that says what happened and what to
  * do about it. NULL only when out of memory. */
-json_t *ut__mcp_call_result(const ut__mcp_call *c, const ut__mcp_daemon *d);
+json_t *ut__mcp_call_result(const ut__mcp_call *c, const ut_cli_daemon *d);
 void ut__mcp_call_free(ut__mcp_call *c);
 
 /* Appends `v` serialized (json_dumps flags) to `out`. jansson's own

@@ -611,7 +611,7 @@ static void answer_reason(const ut__mcp_call *c, char *out, size_t len)
     json_decref(doc);
 }
 
-static json_t *unreachable_error(const ut__mcp_call *c, const ut__mcp_daemon *d)
+static json_t *unreachable_error(const ut__mcp_call *c, const ut_cli_daemon *d)
 {
     if (d->tcp)
         return ut__mcp_tool_error(
@@ -627,7 +627,7 @@ static json_t *unreachable_error(const ut__mcp_call *c, const ut__mcp_daemon *d)
         c->http.error);
 }
 
-static json_t *refused_error(const ut__mcp_call *c, const ut__mcp_daemon *d, const char *reason)
+static json_t *refused_error(const ut__mcp_call *c, const ut_cli_daemon *d, const char *reason)
 {
     int status = c->http.status;
     const char *tab = param_count(c->tool) ? c->v.str[TAB_PARAM] : NULL;
@@ -652,11 +652,11 @@ static json_t *refused_error(const ut__mcp_call *c, const ut__mcp_daemon *d, con
                               status, reason);
 }
 
-json_t *ut__mcp_call_result(const ut__mcp_call *c, const ut__mcp_daemon *d)
+json_t *ut__mcp_call_result(const ut__mcp_call *c, const ut_cli_daemon *d)
 {
     switch (c->http.state) {
-    case UT__MCP_HTTP_UNREACHABLE: return unreachable_error(c, d);
-    case UT__MCP_HTTP_DONE: break;
+    case UT_CLI_HTTP_UNREACHABLE: return unreachable_error(c, d);
+    case UT_CLI_HTTP_DONE: break;
     default:
         return ut__mcp_tool_error("%s. Call this tool again; if it keeps failing, uitraild's log "
                                   "may say why.",
@@ -674,5 +674,5 @@ void ut__mcp_call_free(ut__mcp_call *c)
     json_decref(c->args);
     c->args = NULL;
     ut_buf_free(&c->target);
-    ut__mcp_http_free(&c->http);
+    ut_cli_http_free(&c->http);
 }
