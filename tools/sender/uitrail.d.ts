@@ -84,6 +84,13 @@ export interface Tracker {
    *  data}). The name is 1 to 64 characters of [A-Za-z0-9_.-]. Throws a
    *  TypeError when the arguments break these rules. */
   emit(name: string, details?: AppEventDetails): void;
+  /** Runs fn as the in-app assistant's executor: every click and change
+   *  until fn returns (or until the promise it returns settles) is marked
+   *  as the assistant's (`(by assistant)` in the trace, `"actor":
+   *  "assistant"` in JSON), not the user's. An element under
+   *  data-uitrail-actor="assistant" marks its clicks the same way.
+   *  Throws a TypeError for any other actor. */
+  actor<T>(actor: 'assistant', fn: () => T): T;
   /** Sends what is queued now instead of on the next turn. */
   flush(): void;
   /** Stops tracking. With {close: true} the tab is reported gone for good

@@ -197,8 +197,6 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
     forget() {
       openDialogs.clear();
     },
-    /** True while a dialog, menu or tooltip is open. */
-    hasOpen: () => openDialogs.size > 0,
   };
 }
 

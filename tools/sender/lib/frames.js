@@ -5,6 +5,7 @@
 // frame whose top page has no tracker (an embedded widget on a page
 // without one, or a cross-origin parent) runs its own.
 
+import { runAs } from './gesture.js';
 import { LIMITS, TOP_TRACKER_KEY } from './limits.js';
 
 /** The top frame's tracker when this is a same-origin frame that has one;
@@ -47,6 +48,7 @@ export function frameHandle(startOwn) {
       tab: top.tab, stats: top.stats, frame: true,
       emit: (name, details) => top.emit(name, details),
       flush: () => top.flush(),
+      actor: (actor, fn) => top.actor(actor, fn),
       stop: () => {}, // The top tracker stops with its page.
     });
   };
@@ -66,6 +68,7 @@ export function frameHandle(startOwn) {
     get frame() { return target ? target.frame === true : true; },
     emit(name, details) { if (target) target.emit(name, details); else early.push([name, details]); },
     flush() { if (target) target.flush(); },
+    actor(actor, fn) { return target ? target.actor(actor, fn) : runAs(actor, fn); },
     stop(options) { stopped = true; if (target) target.stop(options); },
   };
 }

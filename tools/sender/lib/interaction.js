@@ -1,33 +1,74 @@
-// Interaction: clicks and changes (`uitrail.click`, `uitrail.change`),
-// from capture-phase listeners on each observed document. The element a
-// click is about is the nearest actionable element on the composed path;
-// its state (and a column header's sort order) is read after the page's
-// own handlers ran.
+// Interaction: user actions (`uitrail.click`) and changes
+// (`uitrail.change`). A user action is a gesture: a pointer pressed on an
+// element and released (the `click` may land elsewhere: on a backdrop the
+// page put under the pointer, on <body> when the pressed option went away;
+// or never come, when a listbox chose on `mousedown` and closed), or a key
+// that activates a control the browser does not click for (Enter or Space
+// on a custom widget, Enter on a listbox's or combobox's active option). It
+// is about the element it started on, named as it was then, at the time of
+// its first event: whatever the page does after that time is its answer,
+// whoever's handler ran first. The record takes its place in the queue
+// when the gesture starts (so nothing the page did in answer goes before
+// it) and is sent when the gesture ends and the page's handlers have run
+// (its state, and a column header's sort order, are read then).
 
 import {
   CONTROL_ELEMENTS, LIMITS, closestComposed, codePointLength, cut, eventMs, isElement, isIgnored, isIgnoredElement,
 } from './dom.js';
+import { actorOf, listenInputs } from './gesture.js';
 import {
   CHOICE_INPUT_TYPES, accessibleName, actionRoleOf, choiceValueOf, clickStateOf, contextOf, isActionable,
   isSensitive, sortableHeaderAround, sortOf,
 } from './naming.js';
 
-// How long a click made while a dialog or menu is open waits for it to
-// close (a closing animation), before it is sent.
-const CLICK_WAIT_FOR_CLOSE_MS = 400;
+// A click a script dispatches on the element a key gesture just activated
+// (a widget answering Enter by calling el.click()) is that gesture, not a
+// second action, when it comes this soon after it.
+const KEY_ECHO_MS = 100;
+// Elements the browser itself clicks on Enter or Space: their keyboard
+// activation arrives as a `click`.
+// Form controls are left out too: a key in a text field is typing, and
+// Enter there submits through a click on the form's button.
+const KEY_CLICKED = 'button,a[href],area[href],summary';
+// A press held this long without a release ends anyway: the records
+// behind it wait for it.
+const PRESS_MAX_MS = 2000;
+const TEXT_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider']);
+
+/** The focused element, inside open shadow roots. */
+function deepActiveElement(doc) {
+  let el = doc.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  return el;
+}
+
+/** The element a key press on `focus` activates without a `click` from the
+ *  browser: the active descendant of a listbox, menu, grid or combobox, or
+ *  a custom widget itself. Null for native controls (their activation is a
+ *  click), text fields and anything not actionable. */
+function keyActivated(focus) {
+  if (!focus || focus.nodeType !== 1) return null;
+  const active = focus.getAttribute('aria-activedescendant');
+  if (active) {
+    const root = focus.getRootNode();
+    const target = root.getElementById ? root.getElementById(active) : null;
+    return target && isActionable(target) ? target : null;
+  }
+  if (focus.matches(KEY_CLICKED) || !isActionable(focus)) return null;
+  if (focus.isContentEditable || CONTROL_ELEMENTS.has(focus.localName)) return null;
+  return TEXT_ROLES.has(actionRoleOf(focus)) ? null : focus;
+}
 
 /**
  * Creates the interaction listeners.
  *  - tab, rowContext, keyOf, knownSecrets, measure: the tracker's;
  *  - root: the observed element of the top document (frames count whole);
- *  - transport: enqueue/complete;
- *  - beforeClick(): called first on every click (flushes the mutations
- *    the page made before it, so they come before the click);
- *  - dialogOpen(): true while a dialog or menu is open: a click then waits
- *    CLICK_WAIT_FOR_CLOSE_MS for the page to close it, so that a menu the
- *    click began closing is reported before the click.
+ *  - transport: enqueue/complete/cancel;
+ *  - beforeAction(ms): called when an action starts, with its event time:
+ *    flushes the mutations the page made before that time, so they come
+ *    before it (and only those: a change made after it is its answer).
  */
-export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeClick, dialogOpen }) {
+export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeAction }) {
   let clicksAwaitingState = [];
   let clickStateTimer = 0;
   // A click on a check box or radio button fires its change event in the
@@ -35,6 +76,10 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   // change would only repeat it (and, between two clicks, break the run of
   // clicks the daemon coalesces into a burst); it is not sent.
   let lastClickedElement = null;
+  // The gesture in progress, or the last one for KEY_ECHO_MS:
+  // {kind: 'pointer' | 'key', el, entry, pointerId, done, doneAt}.
+  let gesture = null;
+  const stops = [];
 
   const fillClickStates = () => {
     clickStateTimer = 0;
@@ -48,18 +93,17 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
           if (sort) entry.record.sort = sort;
         }
       }
-      if (entry.waitForClose) setTimeout(() => transport.complete(entry), CLICK_WAIT_FOR_CLOSE_MS);
-      else transport.complete(entry);
+      transport.complete(entry);
     }
     clicksAwaitingState = [];
     lastClickedElement = null;
     if (measure) performance.measure('uitrail:click-state', { start: t0, end: performance.now() });
   };
 
-  /** Finds the element a click or change is about: the nearest actionable
-   *  element on the event's composed path inside the observed tree, or
-   *  null when the event is outside it or under an ignored subtree. An
-   *  event of a same-origin frame counts when its frame is inside. */
+  /** Finds the element an event is about: the nearest actionable element
+   *  on the event's composed path inside the observed tree, or null when
+   *  the event is outside it or under an ignored subtree. An event of a
+   *  same-origin frame counts when its frame is inside. */
   const actionTarget = (event, actionableOnly) => {
     const path = event.composedPath();
     let target = null;
@@ -78,36 +122,111 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     return inside ? target : null;
   };
 
-  const onClick = (event) => {
-    beforeClick();
-    const t0 = measure ? performance.now() : 0;
+  /** The click record for `el`, or null when it has no name to give. */
+  const describe = (el, event) => {
+    const role = cut(actionRoleOf(el), LIMITS.ROLE_MAX_CHARS);
+    let record;
+    if (isSensitive(el, knownSecrets)) {
+      record = { tab, role, el: keyOf(el), sens: true };
+    } else {
+      const name = accessibleName(el, role);
+      if (!name) return null;
+      record = { tab, role, name, el: keyOf(el) };
+      const ctx = contextOf(el, rowContext);
+      if (ctx) record.ctx = ctx;
+    }
+    markActor(record, event, el);
+    return record;
+  };
+
+  /** Starts the action of a gesture on `el` at the event's time: the
+   *  mutations before it flushed, its record queued and waiting. */
+  const begin = (event, el) => {
+    if (!el) return null;
+    const ms = eventMs(event);
+    beforeAction(ms);
+    const record = describe(el, event);
+    return record ? transport.enqueue('uitrail.click', record, ms, true) : null;
+  };
+
+  /** Ends an action: its state is read once the page's handlers ran. */
+  const settle = (entry, el) => {
+    lastClickedElement = el;
+    clicksAwaitingState.push({ entry, el });
+    if (!clickStateTimer) clickStateTimer = setTimeout(fillClickStates, 0);
+  };
+
+  const endGesture = () => {
+    if (!gesture || gesture.done) return;
+    gesture.done = true;
+    gesture.doneAt = performance.now();
+    if (gesture.entry) settle(gesture.entry, gesture.el);
+  };
+
+  const onPointerDown = (event) => {
+    if (!event.isPrimary || event.button !== 0) return;
+    endGesture();
     let el = actionTarget(event, true);
     if (el) el = sortableHeaderAround(el) || el;
-    if (el) {
-      const role = cut(actionRoleOf(el), LIMITS.ROLE_MAX_CHARS);
-      let record;
-      if (isSensitive(el, knownSecrets)) {
-        record = { tab, role, el: keyOf(el), sens: true };
-      } else {
-        const name = accessibleName(el, role);
-        if (name) {
-          record = { tab, role, name, el: keyOf(el) };
-          const ctx = contextOf(el, rowContext);
-          if (ctx) record.ctx = ctx;
-        }
-      }
-      if (record) {
-        if (!event.isTrusted) record.trusted = false;
-        // State is read after the default action and the page's handlers
-        // ran; until then the click holds its place in the queue.
-        const entry = transport.enqueue('uitrail.click', record, eventMs(event), true);
-        entry.waitForClose = dialogOpen();
-        lastClickedElement = el;
-        clicksAwaitingState.push({ entry, el });
-        if (!clickStateTimer) clickStateTimer = setTimeout(fillClickStates, 0);
+    const pressed = { kind: 'pointer', el, entry: begin(event, el), pointerId: event.pointerId, done: false };
+    gesture = pressed;
+    if (pressed.entry) setTimeout(() => { if (gesture === pressed) endGesture(); }, PRESS_MAX_MS);
+  };
+
+  const onPointerUp = (event) => {
+    if (!gesture || gesture.kind !== 'pointer' || gesture.done || event.pointerId !== gesture.pointerId) return;
+    // The click, when there is one, comes in this same task: a gesture
+    // still open after it got none (the pressed option went away).
+    const pressed = gesture;
+    setTimeout(() => { if (gesture === pressed) endGesture(); }, 0);
+  };
+
+  const onPointerCancel = (event) => {
+    if (!gesture || gesture.kind !== 'pointer' || gesture.done || event.pointerId !== gesture.pointerId) return;
+    // The browser took the pointer (a scroll, a drag): no action.
+    if (gesture.entry) transport.cancel(gesture.entry);
+    gesture = null;
+  };
+
+  const onKeyDown = (event) => {
+    if (!event.isTrusted || event.repeat || (event.key !== 'Enter' && event.key !== ' ')) return;
+    const doc = event.target && event.target.ownerDocument ? event.target.ownerDocument : document;
+    const el = keyActivated(deepActiveElement(doc));
+    // The key's path must be inside the observed tree, as a click's is.
+    if (!el || isIgnored(el) || !actionTarget(event, false)) return;
+    endGesture();
+    gesture = { kind: 'key', el, entry: begin(event, el), done: false };
+    endGesture();
+  };
+
+  const onClick = (event) => {
+    const t0 = measure ? performance.now() : 0;
+    const pressed = gesture && !gesture.done && gesture.kind === 'pointer' && event.isTrusted ? gesture : null;
+    if (pressed) endGesture();
+    if (pressed && pressed.entry) {
+      // The click of the pressed gesture, wherever it landed.
+    } else {
+      let el = actionTarget(event, true);
+      if (el) el = sortableHeaderAround(el) || el;
+      const echo = gesture && gesture.kind === 'key' && gesture.el === el && !event.isTrusted &&
+        performance.now() - gesture.doneAt <= KEY_ECHO_MS;
+      if (el && !echo) {
+        // A click with no gesture of its own: the browser's for a key on a
+        // native control, or a script's.
+        const entry = begin(event, el);
+        if (entry) settle(entry, el);
       }
     }
     if (measure) performance.measure('uitrail:click', { start: t0, end: performance.now() });
+  };
+
+  /** Marks whose action a record is (see gesture.js): nothing for the
+   *  user's, `trusted: false` for the page's own, `actor` for the
+   *  assistant's. */
+  const markActor = (record, event, el) => {
+    const actor = actorOf(event, el);
+    if (actor === 'script') record.trusted = false;
+    else if (actor === 'assistant') record.actor = 'assistant';
   };
 
   const onChange = (event) => {
@@ -132,21 +251,36 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
           record.len = codePointLength(el.value);
         }
       }
-      if (!event.isTrusted) record.trusted = false;
-      transport.enqueue('uitrail.change', record, eventMs(event));
+      markActor(record, event, el);
+      // A field left for the element being pressed reports its change on
+      // the press: what was typed came before the press, and goes before it.
+      const pressed = gesture && !gesture.done && gesture.entry && gesture.el !== el ? gesture.entry : null;
+      if (pressed) transport.enqueueAt('uitrail.change', record, eventMs(event), pressed.record.seq - 1);
+      else transport.enqueue('uitrail.change', record, eventMs(event));
     }
     if (measure) performance.measure('uitrail:change', { start: t0, end: performance.now() });
   };
 
+  const handlers = {
+    pointerdown: onPointerDown, pointerup: onPointerUp, pointercancel: onPointerCancel,
+    keydown: onKeyDown, click: onClick, change: onChange,
+  };
+  const onInput = (event) => {
+    const handler = handlers[event.type];
+    if (handler) handler(event);
+  };
+
   return {
-    /** Listens on a document (the top one, or a same-origin frame's). */
-    attach(doc, listen) {
-      listen(doc, 'click', onClick, true);
-      listen(doc, 'change', onChange, true);
+    /** Listens to a document's window (the top one, or a same-origin
+     *  frame's), in the capture phase, before the page's own listeners. */
+    attach(doc) {
+      if (doc.defaultView) stops.push(listenInputs(doc.defaultView, onInput));
     },
     stop() {
+      for (const stop of stops) stop();
+      stops.length = 0;
+      endGesture();
       clearTimeout(clickStateTimer);
-      for (const { entry } of clicksAwaitingState) entry.waitForClose = false;
       if (clicksAwaitingState.length) fillClickStates();
     },
   };

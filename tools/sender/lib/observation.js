@@ -350,14 +350,28 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     hasPending() {
       return frameRequest !== 0 || pendingRecords.length > 0;
     },
-    /** Flushes what is waiting now (before a click is recorded, so that
-     *  what the page did before the click comes before it). */
-    flushNow() {
+    /** Flushes what is waiting now; with `beforeMs` (an action's event
+     *  time, epoch ms), only the mutations observed before it: they come
+     *  before the action, and those after it stay for the next flush, so
+     *  they come after it as its answer, whichever handler made them. */
+    flushNow(beforeMs) {
+      // Records not yet delivered to the observer were made before this
+      // call, after those delivered: before the action when all those were
+      // (a script changed the page, then dispatched the action's event).
+      const before = beforeMs === undefined ? Infinity : beforeMs - performance.timeOrigin;
+      const after = pendingRecords.findIndex((batch) => batch.at >= before);
       const late = observer.takeRecords();
-      if (late.length) pendingRecords.push({ records: late, at: performance.now() });
-      if (!pendingRecords.length) return;
+      if (late.length) pendingRecords.push({ records: late, at: after < 0 ? Math.min(performance.now(), before) : performance.now() });
+      const split = after < 0 ? pendingRecords.length : after;
+      if (split === 0) return;
+      const kept = pendingRecords.splice(split);
       if (!frameRequest) frameRequest = -1;
       flush();
+      if (kept.length) {
+        pendingRecords = kept;
+        frameRequest = requestAnimationFrame(() => afterFrame.port2.postMessage(null));
+        fallbackTimer = setTimeout(flush, LIMITS.FLUSH_FALLBACK_MS);
+      }
     },
     stop() {
       stopped = true;

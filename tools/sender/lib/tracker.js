@@ -4,6 +4,7 @@
 import { nowMs } from './dom.js';
 import { appRecord } from './app-events.js';
 import { createEphemera } from './ephemera.js';
+import { runAs } from './gesture.js';
 import { announceTopTracker, frameHandle, topTracker } from './frames.js';
 import { createInteraction } from './interaction.js';
 import { createNavigation } from './navigation.js';
@@ -86,7 +87,7 @@ function startTracker(options) {
   let ephemera = null;
   let interaction = null;
   let navigation = null;
-  const attachDocument = (doc) => { if (interaction) interaction.attach(doc, listen); };
+  const attachDocument = (doc) => { if (interaction) interaction.attach(doc); };
   if (domSource) {
     observation = createObservation({
       root, keyOf, knownSecrets, measure,
@@ -104,8 +105,7 @@ function startTracker(options) {
     });
     interaction = createInteraction({
       tab, root, rowContext, keyOf, knownSecrets, measure, transport,
-      beforeClick: () => observation.flushNow(),
-      dialogOpen: () => ephemera.hasOpen(),
+      beforeAction: (ms) => observation.flushNow(ms),
     });
   }
 
@@ -176,6 +176,9 @@ function startTracker(options) {
       if (stopped) return;
       transport.enqueue('uitrail.app', appRecord(tab, name, details), nowMs());
     },
+    /** Runs fn as the assistant's: its clicks and changes are marked so
+     *  (see gesture.js, uitrail.d.ts). Returns what fn returns. */
+    actor(actor, fn) { return runAs(actor, fn); },
     /** Sends what is queued now instead of on the next turn. */
     flush() { transport.sendPending(); },
     /** Stops tracking: listeners and observer removed, what is queued sent

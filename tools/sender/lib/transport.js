@@ -88,6 +88,19 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
     return entry;
   };
 
+  /** Takes back a waiting entry (a press the browser cancelled). The
+   *  entries behind it were held back by it, so none has been sent: they
+   *  take its seq and the ones after, and the daemon sees no gap. */
+  const cancel = (entry) => {
+    const index = queue.indexOf(entry);
+    if (index < 0 || !entry.pending) return;
+    queue.splice(index, 1);
+    for (let i = index; i < queue.length; i++) queue[i].record.seq--;
+    seq--;
+    stats.queued--;
+    scheduleSend();
+  };
+
   const complete = (entry) => {
     if (!entry.pending) return;
     entry.pending = false;
@@ -314,7 +327,7 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
 
   writeSavedTab(tab, seq);
   return {
-    enqueue, enqueueAt, complete, scheduleSend, sendPending, sendNow, close,
+    enqueue, enqueueAt, complete, cancel, scheduleSend, sendPending, sendNow, close,
     /** Saves the last seq used, sent or not, so the next page of this tab
      *  (which reads it back) never reuses one. */
     saveSeq() { writeSavedTab(tab, seq); },
