@@ -112,6 +112,57 @@ export function isVisible(el) {
   return el.getClientRects().length > 0;
 }
 
+/** True when style keeps el out of the accessibility tree: display:none
+ *  on it or on an ancestor in the flat tree (through shadow hosts and
+ *  slots), or visibility:hidden. An element with `display: contents` has
+ *  no box of its own but shows its children: it is not hidden. Reading
+ *  style costs a recalculation when it is dirty: called where the layout
+ *  is clean (after a frame) or on small subtrees (a dialog's snapshot). */
+export function hiddenByStyle(el) {
+  if (typeof el.checkVisibility !== 'function') return el.getClientRects().length === 0;
+  if (el.checkVisibility({ visibilityProperty: true })) return false;
+  return getComputedStyle(el).display !== 'contents';
+}
+
+// How many elements under a box of no size are looked at for one that
+// shows something (an absolutely positioned surface).
+const RENDERED_PROBE_MAX = 200;
+
+/** True when el shows something on screen: its own box has a size, or an
+ *  element under it in the flat tree (its shadow root, its slotted
+ *  content) does and is not hidden. A menu host whose surface inside its
+ *  shadow root is hidden shows nothing. */
+export function rendersSomething(el) {
+  const box = el.getBoundingClientRect();
+  if (box.width > 0 && box.height > 0) return true;
+  const pending = [el];
+  let seen = 0;
+  while (pending.length && seen < RENDERED_PROBE_MAX) {
+    const node = pending.pop();
+    const children = node.shadowRoot ? node.shadowRoot.children
+      : node.localName === 'slot' ? node.assignedElements({ flatten: true }) : node.children;
+    for (const child of children) {
+      if (++seen > RENDERED_PROBE_MAX) break;
+      if (hiddenByStyle(child)) continue;
+      const rect = child.getBoundingClientRect();
+      if (rect.width > 0 && rect.height > 0) return true;
+      pending.push(child);
+    }
+  }
+  return false;
+}
+
+/** True when the element is open the way the accessibility tree has it:
+ *  connected, not hidden by markup or style (through shadow roots), not
+ *  inert nor under aria-hidden, a popover only while open, and showing
+ *  something (a box of some size, or content that has one). */
+export function isShown(el) {
+  if (!el.isConnected || hiddenByStyle(el)) return false;
+  if (el.hasAttribute('popover') && !el.matches(':popover-open')) return false;
+  if (closestComposed(el, '[inert],[aria-hidden="true"]') !== null) return false;
+  return rendersSomething(el);
+}
+
 /** The nodes a slot shows: its assigned nodes, or its fallback content. */
 export function slotContent(slot) {
   const assigned = slot.assignedNodes({ flatten: true });

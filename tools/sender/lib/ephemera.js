@@ -4,8 +4,8 @@
 // same-origin frames. The observation module finds the candidates; this
 // module decides what they show.
 
-import { LIMITS, clean, closestComposed, composedParent, flatContains, isIgnored, isVisible, textOf } from './dom.js';
-import { LIVE_REGION_SELECTOR } from './observation.js';
+import { LIMITS, clean, closestComposed, composedParent, flatContains, isIgnored, isShown, isVisible, textOf } from './dom.js';
+import { DIALOG_SELECTOR, LIVE_REGION_SELECTOR } from './observation.js';
 import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming.js';
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
@@ -97,7 +97,9 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
   // is often shown a little before its hidden announcement.
   const recent = [];
 
-  const isOpen = (el) => el.isConnected && !isIgnored(el) && isVisible(el);
+  // Open as the accessibility tree has it: still a dialog (a framework
+  // that takes the role away on hiding closes it) and shown (isShown).
+  const isOpen = (el) => el.isConnected && el.matches(DIALOG_SELECTOR) && !isIgnored(el) && isShown(el);
 
   const send = (state, el, known, ms) => {
     const record = { tab, state, role: known.role, el: keyOf(el), text: known.text };
@@ -139,8 +141,10 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
           known.touchedMs = ms;
           known.touchedSeq = transport.lastSeq();
         }
+        // A dialog emptied while it closes (content rendered only while
+        // open, gone during the exit transition) keeps what it showed.
         const text = snapshotText(el, known.name);
-        if (text !== known.text) {
+        if (text !== known.text && (text || !known.text)) {
           known.text = text;
           send('open', el, known, ms);
         }
@@ -156,6 +160,9 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
 
   const reportAlert = (region, recentFlushes, ms) => {
     if (isSensitiveField(region) || isIgnored(region) || !isVisible(region)) return;
+    // A dialog that is also a live region (a modal-alert library's popup)
+    // is reported as the dialog it is, not a second time as an alert.
+    if (region.matches(DIALOG_SELECTOR)) return;
     // A live region inside another (a component's message inside its alert)
     // is announced as part of the outer one.
     const outer = composedParent(region);

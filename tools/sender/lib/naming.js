@@ -6,7 +6,7 @@
 
 import {
   CONTROL_ELEMENTS, INLINE_ELEMENTS, LIMITS, SPACES_RE, clean, closestComposed, cut, flatParent,
-  hiddenByMarkup, isIgnoredElement, slotContent, textOf,
+  hiddenByMarkup, hiddenByStyle, isIgnoredElement, slotContent, textOf,
 } from './dom.js';
 
 const ACTIONABLE_ROLES = new Set([
@@ -73,6 +73,11 @@ function cellRoleOf(el) {
 export function roleOf(el) {
   const explicit = el.getAttribute('role');
   if (explicit) return explicit.trim().split(' ')[0].toLowerCase();
+  return nativeRoleOf(el);
+}
+
+/** The role el's element gives it, whatever role it was given. */
+function nativeRoleOf(el) {
   switch (el.localName) {
     case 'a': case 'area': return el.hasAttribute('href') ? 'link' : '';
     case 'button': case 'summary': return 'button';
@@ -96,6 +101,18 @@ export function roleOf(el) {
   }
 }
 
+/** True for an element the browser makes operable whatever role it is
+ *  given (a web component's <button role="listitem">): a button, a link
+ *  with an address, a form control, a summary. */
+function isNativeControl(el) {
+  switch (el.localName) {
+    case 'button': case 'select': case 'textarea': case 'summary': return true;
+    case 'a': case 'area': return el.hasAttribute('href');
+    case 'input': return el.type !== 'hidden';
+    default: return false;
+  }
+}
+
 /** True when el opens something on click without being a widget by role:
  *  the trigger of a custom select or menu (aria-haspopup, aria-expanded). */
 function isPopupTrigger(el) {
@@ -108,6 +125,7 @@ function isPopupTrigger(el) {
  *  without one, what it acts as. */
 export function actionRoleOf(el) {
   const role = roleOf(el);
+  if (!ACTIONABLE_ROLES.has(role) && isNativeControl(el)) return nativeRoleOf(el);
   if (role || !isPopupTrigger(el)) return role;
   return el.getAttribute('aria-haspopup') === 'listbox' ? 'combobox' : 'button';
 }
@@ -118,6 +136,7 @@ export function actionRoleOf(el) {
 export function isActionable(el) {
   if (el.localName === 'tr' && !el.hasAttribute('role')) return false;
   if (el.localName === 'td') return false;
+  if (isNativeControl(el)) return true;
   const role = roleOf(el);
   if (role === 'columnheader') return isInteractiveHeader(el);
   if (ACTIONABLE_ROLES.has(role)) return true;
@@ -158,6 +177,19 @@ function rowNameOf(row) {
     if (text) return text;
   }
   return '';
+}
+
+/** The label a custom select or combobox took from the native control it
+ *  stands in for (the native one hidden, its label now pointing at the
+ *  library's own input, whose id the library made from the native one's:
+ *  "country" → "country-ts-control"): what the user sees it called. */
+function standInLabel(el) {
+  if (!el.id) return '';
+  const root = el.getRootNode();
+  if (!root.querySelector) return '';
+  const id = CSS.escape(el.id);
+  const label = root.querySelector(`label[for^="${id}-"],label[for^="${id}_"]`);
+  return label ? textOf(label, LIMITS.NAME_MAX_CHARS, true) : '';
 }
 
 /**
@@ -202,6 +234,10 @@ export function accessibleName(el, role = roleOf(el)) {
   } else if (NAME_FROM_CONTENT_ROLES.has(role) && tag !== 'input') {
     const name = textOf(el, max, role === 'columnheader' || role === 'rowheader');
     if (name) return name;
+  }
+  if (CONTROL_ELEMENTS.has(tag)) {
+    const name = standInLabel(el);
+    if (name) return cut(name, max);
   }
   const title = clean(el.getAttribute('title') || '');
   if (title) return cut(title, max);
@@ -414,6 +450,9 @@ export function snapshotText(container, dialogName) {
     const tag = child.localName;
     if (hiddenByMarkup(child) || child.hasAttribute('data-sensitive') || isIgnoredElement(child)) return;
     if (tag === 'button' || child.getAttribute('role') === 'button') return;
+    // What the accessibility tree leaves out, style included (a row the
+    // page hides with a class, a check box hidden by CSS).
+    if (hiddenByStyle(child)) return;
     if (tag === 'slot') {
       for (const assigned of slotContent(child)) visit(assigned);
       return;
@@ -438,8 +477,11 @@ export function snapshotText(container, dialogName) {
       const control = child.control;
       if (control && !isSensitiveField(control)) {
         handled.add(control);
-        const value = choiceValueOf(control);
-        if (value) push(`${textOf(child, LIMITS.CELL_MAX_CHARS, true)}: ${value}`);
+        const value = hiddenByStyle(control) ? null : choiceValueOf(control);
+        // A label with no words (an icon's) names nothing: the control's
+        // own name, or nothing at all, rather than ": checked".
+        const label = textOf(child, LIMITS.CELL_MAX_CHARS, true) || accessibleName(control);
+        if (value && label) push(`${label}: ${value}`);
       }
       return;
     }
