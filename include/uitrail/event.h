@@ -89,6 +89,15 @@ typedef enum ut_sort {
     UT_SORT__COUNT
 } ut_sort;
 
+/* Whose action a click or change was (`actor`; `trusted: false` is the
+ * older spelling of "script"). */
+typedef enum ut_actor {
+    UT_ACTOR_USER,      /* the user, or the page answering the user's input */
+    UT_ACTOR_SCRIPT,    /* a script, with no user input behind it */
+    UT_ACTOR_ASSISTANT, /* an in-app assistant's executor, as it declared */
+    UT_ACTOR__COUNT
+} ut_actor;
+
 /* One key and value of a host event's `data` (both text). */
 typedef struct ut_app_pair {
     ut_str key;
@@ -137,7 +146,8 @@ typedef struct ut_event {
     ut_ctx ctx;         /* click */
     uint8_t state_set;  /* click: which UT_STATE_* bits were sent */
     uint8_t state_on;   /* click: and which of those are true */
-    bool untrusted;     /* click, change: `trusted` was sent as false (a script dispatched it) */
+    bool untrusted;     /* click, change: a script dispatched it (`trusted` false, `actor` "script") */
+    bool assistant;     /* click, change: `actor` "assistant" (never with untrusted) */
     ut_sort sort;       /* click: the column header's sort order after the click */
 
     /* change */
@@ -203,5 +213,6 @@ extern const char *const ut_ctx_kind_names[UT_CTX__COUNT + 1];
 extern const char *const ut_level_names[UT_LEVEL__COUNT + 1];
 extern const char *const ut_state_names[UT_STATE__COUNT + 1];
 extern const char *const ut_sort_names[UT_SORT__COUNT + 1];
+extern const char *const ut_actor_names[UT_ACTOR__COUNT + 1];
 
 #endif

@@ -181,7 +181,7 @@ static bool same_role_and_context(const ut__entry *en, const ut_event *ev)
 {
     if (en->flags & (UT__EF_SENS | UT__EF_RAGE) || en->ctx_kind != ev->ctx.kind ||
         !ut_str_eq(ut__entry_field(en, UT__F_ROLE), ev->role) ||
-        !(en->flags & UT__EF_UNTRUSTED) != !ev->untrusted)
+        !(en->flags & UT__EF_UNTRUSTED) != !ev->untrusted || !(en->flags & UT__EF_ASSISTANT) != !ev->assistant)
         return false;
     ut_str list = ut__entry_field(en, UT__F_CTX), name;
     return ut__list_next(&list, &name) && ut_str_eq(name, ev->ctx.name) && list.len == 0;
@@ -342,7 +342,7 @@ static ut_status burst_make(const ut__click_ctx *cx, ut__tab *t, const ut_event 
     burst->last_us = now;
     burst->count = UT_BURST_MIN_CLICKS;
     burst->ctx_kind = oldest->ctx_kind;
-    burst->flags = oldest->flags & UT__EF_UNTRUSTED;
+    burst->flags = oldest->flags & (UT__EF_UNTRUSTED | UT__EF_ASSISTANT);
     /* Members in order: the prior clicks, oldest first, then this one. */
     uint8_t common = ev->state_set;
     for (uint32_t i = 0; i < PRIOR; i++)
@@ -392,7 +392,8 @@ static ut_status click_record(const ut__click_ctx *cx, ut__tab *t, const ut_even
         return UT_ENOMEM;
     en->count = 1;
     en->ctx_kind = (uint8_t)(ev->sens ? UT_CTX_NONE : ev->ctx.kind);
-    en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) | (ev->untrusted ? UT__EF_UNTRUSTED : 0));
+    en->flags = (uint8_t)((ev->sens ? UT__EF_SENS : 0) | (ev->untrusted ? UT__EF_UNTRUSTED : 0) |
+                          (ev->assistant ? UT__EF_ASSISTANT : 0));
     en->state_set = ev->state_set;
     en->state_on = ev->state_on & ev->state_set;
     en->sort = (uint8_t)ev->sort;

@@ -372,7 +372,8 @@ static ut_status apply_change(ut__tab *t, const ut_event *ev, int64_t now)
                           (ev->has_len ? UT__EF_HAS_LEN : 0) |
                           (ev->has_checked ? UT__EF_HAS_CHECKED : 0) |
                           (ev->has_checked && ev->checked ? UT__EF_CHECKED : 0) |
-                          (ev->untrusted ? UT__EF_UNTRUSTED : 0));
+                          (ev->untrusted ? UT__EF_UNTRUSTED : 0) |
+                          (ev->assistant ? UT__EF_ASSISTANT : 0));
     en->count = ev->has_len ? ev->len : 0;
     ut__action_user(&t->action, &t->ring, true, false, tab_has_mutations(t), now, t->last_us);
     ut__ring_add(&t->ring, en, now, t->action.late);

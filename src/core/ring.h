@@ -57,6 +57,7 @@ enum {
     UT__EF_HAS_CHECKED = 1u << 4,
     UT__EF_CHECKED = 1u << 5,
     UT__EF_UNTRUSTED = 1u << 6, /* click, burst, change: a script dispatched it */
+    UT__EF_ASSISTANT = 1u << 7, /* click, burst, change: the assistant's executor, as it declared */
 };
 
 /* One ring entry: a fixed header and its text, in one allocation sized to

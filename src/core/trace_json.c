@@ -88,14 +88,6 @@ static void json_state(ut_buf *out, uint8_t set, uint8_t on)
     ut_buf_append(out, "}", 1);
 }
 
-/* "trusted": false for a click or change that a script dispatched; the
- * field is left out otherwise. */
-static void json_trusted(ut_buf *out, const ut__entry *en)
-{
-    if (en->flags & UT__EF_UNTRUSTED)
-        ut_buf_append_cstr(out, ",\"trusted\":false");
-}
-
 /* How a JSON trace is written: `compact` (protocol §4.4) leaves out what
  * an assistant cannot use (element keys, default values, epoch times, the
  * full URL next to its path) and prints times as the text trace does. */
@@ -103,6 +95,19 @@ typedef struct json_style {
     bool compact;
     int32_t tz;
 } json_style;
+
+/* Whose action a click or change was when not the user's: "actor"
+ * ("script" or "assistant"; left out for the user's, the default), and the
+ * older "trusted": false for the script's. */
+static void json_trusted(ut_buf *out, const ut__entry *en)
+{
+    if (en->flags & UT__EF_UNTRUSTED) {
+        ut_buf_append_cstr(out, ",\"trusted\":false");
+        json_str_field(out, "actor", ut_str_cstr(ut_actor_names[UT_ACTOR_SCRIPT]));
+    } else if (en->flags & UT__EF_ASSISTANT) {
+        json_str_field(out, "actor", ut_str_cstr(ut_actor_names[UT_ACTOR_ASSISTANT]));
+    }
+}
 
 static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
 {
@@ -478,6 +483,8 @@ static void event_json_input(ut_buf *out, const ut_event *ev)
     json_bool(out, "sens", ev->sens);
     if (ev->untrusted)
         ut_buf_append_cstr(out, ",\"trusted\":false");
+    if (ev->assistant)
+        json_str_field(out, "actor", ut_str_cstr(ut_actor_names[UT_ACTOR_ASSISTANT]));
     if (ev->kind == UT_KIND_CLICK) {
         if (!ev->sens)
             json_event_ctx(out, &ev->ctx);

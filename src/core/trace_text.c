@@ -251,12 +251,16 @@ static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
     }
 }
 
-/* " (by script)" for a click or change that a script dispatched: an
- * assistant must tell the user's actions from its own executor's. */
+/* " (by script)" for a click or change that a script dispatched with no
+ * user input behind it, " (by assistant)" for one an assistant's executor
+ * declared: an assistant must tell the user's actions from its own and
+ * from the page's. */
 static void put_trusted(ut_buf *out, const ut__entry *en)
 {
     if (en->flags & UT__EF_UNTRUSTED)
         ut_buf_append_cstr(out, " (by script)");
+    else if (en->flags & UT__EF_ASSISTANT)
+        ut_buf_append_cstr(out, " (by assistant)");
 }
 
 /* The word of a burst's one state bit: "checked", "not checked". */

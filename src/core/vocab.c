@@ -36,6 +36,10 @@ const char *const ut_sort_names[UT_SORT__COUNT + 1] = {
     [UT_SORT_DESCENDING] = "descending", [UT_SORT_OTHER] = "other",
 };
 
+const char *const ut_actor_names[UT_ACTOR__COUNT + 1] = {
+    [UT_ACTOR_USER] = "user", [UT_ACTOR_SCRIPT] = "script", [UT_ACTOR_ASSISTANT] = "assistant",
+};
+
 static const char *const stab_model_names[UT_STAB_MODEL__COUNT] = {
     [UT_STAB_MODEL_UITRAIL] = "uitrail",
     [UT_STAB_MODEL_DOMQUAKE] = "domquake",

@@ -62,9 +62,9 @@ static size_t record_fields(const ut_event *ev, bool with_rt)
     switch (ev->kind) {
     case UT_KIND_NAV: return n + 3 + ev->has_tz;
     case UT_KIND_CLICK:
-        return n + 4 + (ev->ctx.kind != UT_CTX_NONE) + (ev->state_set != 0) + ev->untrusted +
+        return n + 4 + (ev->ctx.kind != UT_CTX_NONE) + (ev->state_set != 0) + ev->untrusted + ev->assistant +
                (ev->sort != UT_SORT_UNSET);
-    case UT_KIND_CHANGE: return n + 4 + ev->has_value + ev->has_len + ev->has_checked + ev->untrusted;
+    case UT_KIND_CHANGE: return n + 4 + ev->has_value + ev->has_len + ev->has_checked + ev->untrusted + ev->assistant;
     case UT_KIND_UNLOAD: return n + 1;
     case UT_KIND_APP: return n + 2 + (ev->level != UT_LEVEL_NONE) + (ev->ndata != 0);
     case UT_KIND_ALERT: return n + 2 + (ev->level != UT_LEVEL_NONE);
@@ -97,6 +97,8 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
               pack_text_field(pk, "el", ev->el) || pack_bool_field(pk, "sens", ev->sens);
         if (ev->untrusted)
             rc |= pack_bool_field(pk, "trusted", false);
+        if (ev->assistant)
+            rc |= pack_text_field(pk, "actor", ut_str_cstr(ut_actor_names[UT_ACTOR_ASSISTANT]));
         if (ev->kind == UT_KIND_CLICK) {
             if (ev->sort != UT_SORT_UNSET)
                 rc |= pack_text_field(pk, "sort", ut_str_cstr(ut_sort_names[ev->sort]));

@@ -93,19 +93,19 @@ bool ut__wire_time_us(const msgpack_object *t, int64_t *out_us)
 typedef enum field {
     F_TAB, F_SEQ, F_RT, F_URL, F_TITLE, F_HOW, F_TZ, F_ROLE, F_NAME, F_EL, F_CTX, F_STATE,
     F_SENS, F_VALUE, F_LEN, F_CHECKED, F_TEXT, F_LEVEL, F_DOM, F_RECS, F_BUSY, F_DROPPED,
-    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET,
+    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET, F_ACTOR,
     F__COUNT
 } field;
 
 static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
-    "trusted", "sort", "persisted", "data", "loaded", "net",
+    "trusted", "sort", "persisted", "data", "loaded", "net", "actor",
 };
 /* Their lengths, so that a key is told from a name by its length and first
  * byte before any memcmp (ut__record_validator_init checks the table). */
 static const uint8_t field_lens[F__COUNT] = {
-    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3,
+    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3, 5,
 };
 
 /* The fields by their first letter (field + 1; 0 ends a list), so that a
@@ -113,6 +113,7 @@ static const uint8_t field_lens[F__COUNT] = {
  * checks that every field is listed under its letter. */
 #define BY(c) [(c) - 'a']
 static const uint8_t fields_by_letter[26][6] = {
+    BY('a') = {F_ACTOR + 1},
     BY('b') = {F_BUSY + 1},
     BY('c') = {F_CTX + 1, F_CHECKED + 1},
     BY('d') = {F_DOM + 1, F_DROPPED + 1, F_DATA + 1},
@@ -465,14 +466,23 @@ static ut_status validate_element(vctx *c)
     return take_text(c, F_EL, true, UT_EL_MAX_BYTES, &ev->el);
 }
 
-/* `trusted` (click and change): only its false value means something, a
- * click or change that a script dispatched. */
+/* `trusted` and `actor` (click and change): whose action it was. Only
+ * trusted's false value means something (a script dispatched it, the older
+ * spelling of actor "script"); an assistant's declared action is never
+ * the script's. */
 static ut_status validate_trusted(vctx *c)
 {
     bool present = false, trusted = true;
     ut_status st = take_bool(c, F_TRUSTED, &present, &trusted);
     c->ev->untrusted = present && !trusted;
-    return st;
+    if (st != UT_OK || !c->fields[F_ACTOR])
+        return st;
+    int actor = UT_ACTOR_USER;
+    if ((st = take_enum(c, F_ACTOR, false, ut_actor_names, &actor)) != UT_OK)
+        return st;
+    c->ev->assistant = actor == UT_ACTOR_ASSISTANT;
+    c->ev->untrusted = actor == UT_ACTOR_SCRIPT || (c->ev->untrusted && !c->ev->assistant);
+    return UT_OK;
 }
 
 static ut_status validate_click(vctx *c)

@@ -195,6 +195,45 @@ static void test_trace_state_printing(void **state)
     }
 }
 
+/* Whose action (issue 20): the user's carries no mark, a script's reads
+ * "(by script)", an assistant's declared one "(by assistant)"; the JSON
+ * says "actor" for the last two. */
+static void test_trace_actor_marks(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event user = ev_click("t", AT(0), "button", "Refund", "r");
+    apply_ok(e, &user);
+    ut_event script = ev_click("t", AT(3000), "button", "Refresh", "s");
+    script.untrusted = true;
+    apply_ok(e, &script);
+    ut_event assistant = ev_click("t", AT(6000), "button", "Send reminder", "a");
+    assistant.assistant = true;
+    apply_ok(e, &assistant);
+    ut_event typed = ev_change("t", AT(9000), "textbox", "Note", "n");
+    typed.has_len = true;
+    typed.len = 3;
+    typed.assistant = true;
+    apply_ok(e, &typed);
+    char *trace = trace_text(e, "t");
+    char line[256];
+    assert_true(trace_line(trace, 0, line, sizeof line));
+    assert_string_equal(line, "typed 3 chars into [textbox] \"Note\" (by assistant)");
+    assert_true(trace_line(trace, 1, line, sizeof line));
+    assert_string_equal(line, "click [button] \"Send reminder\" (by assistant)");
+    assert_true(trace_line(trace, 2, line, sizeof line));
+    assert_string_equal(line, "click [button] \"Refresh\" (by script)");
+    assert_true(trace_line(trace, 3, line, sizeof line));
+    assert_string_equal(line, "click [button] \"Refund\"");
+    free(trace);
+    char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    assert_non_null(strstr(json, "\"name\":\"Send reminder\",\"el\":\"a\",\"actor\":\"assistant\""));
+    assert_non_null(strstr(json, "\"trusted\":false,\"actor\":\"script\""));
+    assert_null(strstr(json, "\"actor\":\"user\""));
+    free(json);
+    ut_engine_free(e);
+}
+
 static void test_trace_hostile_text_stays_on_its_line(void **state)
 {
     (void)state;
@@ -799,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_trace_budget_repeats_go_first),
         cmocka_unit_test(test_trace_retries_fold_into_one_line),
         cmocka_unit_test(test_trace_json_compact_and_budget),
+        cmocka_unit_test(test_trace_actor_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,16 @@ static const wt_record_case good_records[] = {
     {"click", "{\"tab\":\"t\",\"role\":\"columnheader\",\"name\":\"Price\",\"el\":\"h\",\"sort\":\"other\"}", "sort=4"},
     {"change", "{\"tab\":\"t\",\"role\":\"textbox\",\"name\":\"Note\",\"el\":\"n\",\"len\":3,\"trusted\":false}",
      "untrusted=1 len=3"},
+    /* `actor` (issue 20): "script" is trusted:false's newer spelling; an
+     * assistant's declared action is never the script's. */
+    {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"Save\",\"el\":\"b\",\"actor\":\"assistant\"}",
+     "sens=0 state=0/0 assistant=1\n"},
+    {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"Save\",\"el\":\"b\",\"actor\":\"assistant\",\"trusted\":false}",
+     "sens=0 state=0/0 assistant=1\n"},
+    {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"Save\",\"el\":\"b\",\"actor\":\"script\"}",
+     "sens=0 state=0/0 untrusted=1\n"},
+    {"change", "{\"tab\":\"t\",\"role\":\"textbox\",\"name\":\"N\",\"el\":\"n\",\"len\":1,\"actor\":\"user\"}",
+     "state=0/0 len=1"},
     {"app", "{\"tab\":\"t\",\"name\":\"order.refund_failed\",\"text\":\"Refund exceeds captured amount\","
             "\"level\":\"error\",\"data\":{\"order\":\"4411\",\"amount\":\"120.00\"}}",
      "name=\"order.refund_failed\" text=\"Refund exceeds captured amount\" level=1 data=2 key=\"order\" "
@@ -44,6 +54,10 @@ static const wt_record_case bad_records[] = {
      "reject wrong_type: uitrail.change: field \"trusted\" must be a boolean, not a string"},
     {"click", "{\"tab\":\"t\",\"role\":\"columnheader\",\"name\":\"A\",\"el\":\"a\",\"sort\":\"up\"}",
      "reject bad_value: uitrail.click: field \"sort\" must be one of none, ascending, descending, other, not \"up\""},
+    {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"A\",\"el\":\"a\",\"actor\":\"robot\"}",
+     "reject bad_value: uitrail.click: field \"actor\" must be one of user, script, assistant, not \"robot\""},
+    {"change", "{\"tab\":\"t\",\"role\":\"textbox\",\"name\":\"A\",\"el\":\"a\",\"actor\":1}",
+     "reject wrong_type: uitrail.change: field \"actor\" must be a string, not an integer"},
     {"app", "{\"tab\":\"t\"}", "reject missing_field: uitrail.app: field \"name\" is missing"},
     {"app", "{\"tab\":\"t\",\"name\":7}", "reject wrong_type: uitrail.app: field \"name\" must be a string, not an integer"},
     {"app", "{\"tab\":\"t\",\"name\":\"\"}",
@@ -147,6 +161,7 @@ static void test_host_events_pack_round_trip(void **state)
         {"click", "{\"tab\":\"t\",\"role\":\"columnheader\",\"name\":\"Price\",\"el\":\"h\",\"sort\":\"ascending\","
                   "\"trusted\":false,\"state\":{\"pressed\":true}}"},
         {"change", "{\"tab\":\"t\",\"role\":\"combobox\",\"name\":\"S\",\"el\":\"s\",\"value\":\"Open\",\"trusted\":false}"},
+        {"click", "{\"tab\":\"t\",\"role\":\"button\",\"name\":\"B\",\"el\":\"b\",\"actor\":\"assistant\"}"},
         {"app", "{\"tab\":\"t\",\"name\":\"order.refund_failed\",\"text\":\"No\",\"level\":\"warning\","
                 "\"data\":{\"order\":\"4411\",\"why\":\"over\"}}"},
     };

@@ -44,6 +44,8 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
         ut_buf_printf(out, " state=%u/%u", ev->state_set, ev->state_on);
         if (ev->untrusted)
             ut_buf_printf(out, " untrusted=1");
+        if (ev->assistant)
+            ut_buf_printf(out, " assistant=1");
         if (ev->sort != UT_SORT_UNSET)
             ut_buf_printf(out, " sort=%d", (int)ev->sort);
         if (ev->has_value)

@@ -213,7 +213,9 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
   };
 
   /** Turns the mutations gathered since the last frame into one record. */
-  const flush = () => {
+  /** `atMostMs`: a flush made for an action is stamped no later than the
+   *  action's own time (what it holds happened before the action). */
+  const flush = (atMostMs = Infinity) => {
     if (!frameRequest) return; // Flushed already by the frame or the timer.
     if (frameRequest > 0) cancelAnimationFrame(frameRequest);
     clearTimeout(fallbackTimer);
@@ -225,7 +227,7 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     pendingRecords = [];
     const late = observer.takeRecords();
     if (late.length) batches.push({ records: late, at: t0 });
-    const firstMs = performance.timeOrigin + (batches.length ? batches[0].at : t0);
+    const firstMs = Math.min(atMostMs, performance.timeOrigin + (batches.length ? batches[0].at : t0));
 
     const targets = new Map();     // element -> [childList, attributes, characterData] slots
     const ignored = new Map();     // element -> bool, per flush
@@ -306,7 +308,7 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
       }
       onFlush({
         dom: [dom.elements, dom.depth], recs, dropped, busy: countBusy(), touched, liveRegions,
-        layoutChanged, ms: performance.timeOrigin + t0, firstMs,
+        layoutChanged, ms: Math.min(atMostMs, performance.timeOrigin + t0), firstMs,
       });
     }
     if (measure) performance.measure('uitrail:flush', { start: t0, end: performance.now() });
@@ -322,7 +324,7 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     pendingRecords.push({ records, at: performance.now() });
     if (!frameRequest) {
       frameRequest = requestAnimationFrame(() => afterFrame.port2.postMessage(null));
-      fallbackTimer = setTimeout(flush, LIMITS.FLUSH_FALLBACK_MS);
+      fallbackTimer = setTimeout(() => flush(), LIMITS.FLUSH_FALLBACK_MS);
     }
   });
 
@@ -366,11 +368,11 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
       if (split === 0) return;
       const kept = pendingRecords.splice(split);
       if (!frameRequest) frameRequest = -1;
-      flush();
+      flush(beforeMs);
       if (kept.length) {
         pendingRecords = kept;
         frameRequest = requestAnimationFrame(() => afterFrame.port2.postMessage(null));
-        fallbackTimer = setTimeout(flush, LIMITS.FLUSH_FALLBACK_MS);
+        fallbackTimer = setTimeout(() => flush(), LIMITS.FLUSH_FALLBACK_MS);
       }
     },
     stop() {

@@ -42,6 +42,7 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
   let stopped = false;
   let connecting = false;  // asking the token function for a token
   let lastToken = typeof token === 'function' ? undefined : token;
+  let lastMs = 0;          // the time of the last record queued
 
   /** The token for the next connection or batch: the option's string, or
    *  what its function gives now (kept for the last send on unload, which
@@ -56,6 +57,12 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
    *  state, a navigation waiting for its title) holds back the entries
    *  behind it until complete() is called on it. */
   const enqueue = (tag, record, ms, pending = false) => {
+    // Times never run backwards in seq order: a record stamped with its
+    // event's time (taken before the handlers that ran first) goes no
+    // earlier than what is queued before it, so the daemon never sees an
+    // effect older than its cause, nor a record late.
+    ms = Math.max(ms, lastMs);
+    lastMs = ms;
     record.seq = ++seq;
     const entry = { tag, ms, record, pending };
     queue.push(entry);
