@@ -61,6 +61,34 @@ static int start_signal(ut__daemon *d, uv_signal_t *h, int signum)
     return uv_signal_start(h, on_signal, signum);
 }
 
+#ifdef UT_TEST_CLOCK
+/* The test build only (uitraild-test-clock, never installed): SIGUSR2
+ * moves the daemon's clocks UT_TEST_CLOCK_SKIP_MS forward (clock.h), and
+ * says so in the log, so that an integration test waits for a token's
+ * expiry without sleeping. */
+static uv_signal_t sig_usr2;
+
+static void on_test_clock(uv_signal_t *h, int signum)
+{
+    static unsigned skips;
+    (void)h;
+    (void)signum;
+    const char *env = getenv("UT_TEST_CLOCK_SKIP_MS");
+    long long ms = env ? atoll(env) : 0;
+    if (ms <= 0)
+        return;
+    ut__clock_skip((int64_t)ms * 1000);
+    ut__log(UT__LOG_INFO, "test clock: skip %u: %lld ms", ++skips, ms);
+}
+
+static int start_test_clock(ut__daemon *d)
+{
+    uv_signal_init(d->loop, &sig_usr2);
+    sig_usr2.data = d;
+    return uv_signal_start(&sig_usr2, on_test_clock, SIGUSR2);
+}
+#endif
+
 static void print_ready(const ut__daemon *d)
 {
     printf("uitraild %s (pid %ld) ready\n", UT_VERSION, (long)getpid());
@@ -130,6 +158,10 @@ int main(int argc, char **argv)
         exit_code = 1;
         ut__daemon_shutdown(d, "start-up failed");
     } else {
+#ifdef UT_TEST_CLOCK
+        if (start_test_clock(d) != 0)
+            fprintf(stderr, "uitraild: cannot install the test clock's signal handler\n");
+#endif
         print_ready(d);
         ut__log(UT__LOG_INFO, "started: ring %u, max tabs %u, max connections %u, reorder window %u ms",
                 d->settings.engine.ring_size, d->settings.engine.max_tabs,

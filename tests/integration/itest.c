@@ -276,6 +276,13 @@ bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms)
     return itest_wait_until(log_has, &ln, timeout_ms);
 }
 
+bool itest_skip_time(const itest_daemon *d, unsigned n)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "test clock: skip %u:", n);
+    return kill(d->pid, SIGUSR2) == 0 && itest_log_wait(d, needle, ITEST_TIMEOUT_MS);
+}
+
 typedef struct metric_want {
     const itest_daemon *d;
     const char *sample;

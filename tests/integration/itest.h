@@ -46,6 +46,11 @@ bool itest_wait_exit(pid_t pid, int *status, int timeout_ms);
 char *itest_log(const itest_daemon *d);
 /* Waits until the log contains `needle`. */
 bool itest_log_wait(const itest_daemon *d, const char *needle, int timeout_ms);
+/* Virtual time: moves the clocks of a daemon started from the test build
+ * (uitraild-test-clock, with UT_TEST_CLOCK_SKIP_MS in its environment)
+ * forward by that much, and waits until its log says so: the `n`-th skip
+ * of this daemon, counting from 1. False when it never did. */
+bool itest_skip_time(const itest_daemon *d, unsigned n);
 
 int itest_connect_unix(const char *path);
 int itest_connect_tcp(int port);
