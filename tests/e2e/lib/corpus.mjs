@@ -152,9 +152,37 @@ async function shopRoute(request, response, url) {
   return false;
 }
 
+/** The data endpoints of the stability pages (issue 21): /api/slow
+ *  answers ?ms=N milliseconds later with ?rows=R rows, /api/fail answers
+ *  500 then, /api/poll is a long poll answered ?ms=N later (or never
+ *  while the page is open, with no ms). */
+function stabilityApiRoute(response, url) {
+  const ms = Number(url.searchParams.get('ms'));
+  const answer = (status, body) => {
+    if (response.destroyed || response.writableEnded) return;
+    response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    response.end(JSON.stringify(body));
+  };
+  const rows = Math.min(50, Number(url.searchParams.get('rows')) || 8);
+  if (url.pathname === '/api/slow') {
+    setTimeout(() => answer(200, { rows: Array.from({ length: rows }, (_, i) => ({ id: 4400 + i, customer: `Customer ${i}`, total: `${(i + 1) * 10}.00` })) }), ms || 0);
+    return true;
+  }
+  if (url.pathname === '/api/fail') {
+    setTimeout(() => answer(500, { error: 'The report service is unavailable' }), ms || 0);
+    return true;
+  }
+  if (url.pathname === '/api/poll') {
+    if (ms) setTimeout(() => answer(200, { messages: 1 }), ms);
+    return true;
+  }
+  return false;
+}
+
 /** The JSON API the single-page corpus apps call: a refund fails when the
  *  amount exceeds the order's total (422 with the reason). */
 async function apiRoute(request, response, url) {
+  if (request.method === 'GET' && stabilityApiRoute(response, url)) return true;
   const match = /^\/api\/orders\/(\d+)\/refund$/.exec(url.pathname);
   const order = match && ORDERS.find((o) => o.id === match[1]);
   if (!order || request.method !== 'POST') return false;

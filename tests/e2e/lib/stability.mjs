@@ -44,6 +44,17 @@ export const PAGES = [
   { name: 'skeleton', watchMs: 2500 },
   { name: 'spinner', watchMs: 2500 },
   { name: 'late-data', watchMs: 3500 },
+  // Issue 21: pages that wait for requests or show animated indicators.
+  { name: 'fetch-late', watchMs: 3000 },
+  { name: 'fetch-skeleton', watchMs: 2700 },
+  { name: 'xhr-table', watchMs: 2500 },
+  { name: 'fetch-fail', watchMs: 2600 },
+  { name: 'fetch-abort', watchMs: 2700, steps: [[1200, click('#cancel')]] },
+  { name: 'long-poll', watchMs: 3500, loadSettle: true },
+  { name: 'endless-spinner', watchMs: 4000 },
+  { name: 'spinner-stops', watchMs: 2900 },
+  { name: 'aria-busy', watchMs: 2700 },
+  { name: 'click-request', watchMs: 3300, loadSettle: true, steps: [[1000, click('#load')]] },
   {
     name: 'tabs', watchMs: 5500,
     steps: [[1000, click('#t2')], [1600, click('#t3')], [2200, click('#t4')], [2800, click('#t1')],
