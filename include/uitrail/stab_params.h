@@ -51,6 +51,12 @@
      * that never goes away does not hide the page forever. */                                     \
     X(busy_cap_ms, U32, 0, 0, UT_STAB_BUSY_CAP_MAX_MS, 10000, "ms",                                \
       "a loading indicator stops blocking a stable mark after this")                               \
+    /* Requests in flight (mutation `net`) the page started before its first                       \
+     * stable mark, or a user action started, block "stable" for at most                           \
+     * 10 s, like a loading indicator: a request that hangs does not hide                          \
+     * the page forever, and the mark that ends the wait says it gave up. */                       \
+    X(net_cap_ms, U32, 0, 0, UT_STAB_BUSY_CAP_MAX_MS, 10000, "ms",                                 \
+      "requests in flight stop blocking a stable mark after this")                                 \
     /* The reported intensity halves every 50 ms: informative only. */                             \
     X(decay_half_life_ms, U32, 1, 0, UT_STAB_HALF_LIFE_MAX_MS, 50, "ms",                           \
       "half-life of the reported intensity")                                                       \

@@ -92,6 +92,10 @@ typedef struct ut_mark {
     double intensity;
     uint64_t marks; /* stable marks so far in this tab, this one included */
     uint32_t busy;
+    uint32_t net;   /* requests in flight */
+    bool gave_up;   /* a stable mark at a cap (busy_cap_ms, net_cap_ms): the
+                     * page still showed a loading indicator or waited for
+                     * requests ("stable (gave up waiting)") */
 } ut_mark;
 
 typedef struct ut_stab_status {
@@ -100,6 +104,8 @@ typedef struct ut_stab_status {
     double intensity;
     uint64_t marks;
     uint32_t busy;
+    uint32_t net;       /* requests in flight, as the latest record said */
+    bool gave_up;       /* stable because a cap ran out (ut_mark.gave_up) */
     bool has_mutations; /* the tab ever sent a mutation record */
 } ut_stab_status;
 
@@ -130,6 +136,10 @@ typedef enum ut_stab_change {
     UT_STAB_CHANGE_VISIBLE,  /* elements added, removed or restructured, with a
                                 weight of at least the exit threshold before
                                 the leaf floor: a click's outcome "page changed" */
+    UT_STAB_CHANGE_AWAITED,  /* nothing visible, but requests a user action
+                                started are in flight: the action's answer is
+                                on its way (the page reads changing until it
+                                came and settled) */
 } ut_stab_change;
 
 /* Scores one mutation record (ev->kind == UT_KIND_MUTATION) at ev->time_us,
@@ -168,7 +178,7 @@ const char *ut_page_state_name(ut_page_state st);
  * marks`, with no newline:
  * {"tab":"t","time":<ms since epoch>,"state":"stable","intensity":0.123,"marks":1}
  * time is the mark's time in whole milliseconds (rounded down), intensity
- * has three decimals. Returns UT_ENOMEM when `out` cannot grow. */
+ * has three decimals; a mark that gave up waiting adds "gave_up":true. Returns UT_ENOMEM when `out` cannot grow. */
 ut_status ut_mark_json(ut_buf *out, ut_str tab, const ut_mark *m);
 
 #endif

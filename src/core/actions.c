@@ -213,6 +213,11 @@ void ut__action_answered(ut__action *a, ut__ring *r, int64_t at, int64_t last_us
     action_response(a, ut__action_clock(a, at, last_us));
 }
 
+void ut__action_awaited(ut__action *a, int64_t at, int64_t last_us)
+{
+    action_response(a, ut__action_clock(a, at, last_us));
+}
+
 void ut__action_user(ut__action *a, ut__ring *r, bool change, bool answered, bool has_mutations, int64_t at,
                      int64_t last_us)
 {

@@ -97,6 +97,11 @@ void ut__action_user(ut__action *a, ut__ring *r, bool change, bool answered, boo
  * tab's clock: see ut__action_clock). A late event also takes back a "no
  * visible response" verdict on the click it followed. */
 void ut__action_answered(ut__action *a, ut__ring *r, int64_t at, int64_t last_us);
+/* Requests the pending action started are in flight at `at` (the
+ * scorer's UT_STAB_CHANGE_AWAITED): the action's answer is on its way, so
+ * it settles with the scorer's next stable mark, not at the dead-click
+ * timeout; the awaiting click is not answered by it. */
+void ut__action_awaited(ut__action *a, int64_t at, int64_t last_us);
 /* The page went away at `at`: it answers, and the awaiting click, if this
  * answered it, waits for the next page. */
 void ut__action_unload(ut__action *a, ut__ring *r, int64_t at, int64_t last_us);

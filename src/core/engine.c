@@ -495,6 +495,12 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
+    if (change == UT_STAB_CHANGE_AWAITED) {
+        /* The action's requests are on their way: its pending state waits
+         * for the scorer's mark, the click for what the page shows. */
+        ut__action_awaited(&t->action, now, t->last_us);
+        return UT_OK;
+    }
     /* A minor change (text swapped in leaves, as a ticking clock not yet
      * learned as background does) means the click was not dead, but it is not a visible
      * response worth naming as the click's outcome. */

@@ -83,6 +83,11 @@ struct ut_stab {
                                * document finished loading with nothing pending */
     bool page_waited;         /* it showed a loading indicator before its first
                                * stable mark: something was in flight */
+    int64_t net_since_us;     /* requests in flight hold the page since then (they
+                               * started before its first stable mark, or an action
+                               * started them); NO_TIME when none hold it */
+    uint32_t net;             /* requests in flight (mutation `net`) */
+    bool gave_up;             /* the latest stable mark came at a cap */
 
     /* DOMQuake model */
     int64_t dq_next_tick;     /* number of the next tick to run */

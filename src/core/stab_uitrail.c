@@ -44,6 +44,20 @@
  *     mark, once a significant flush rendered something, takes
  *     load_quiet_ms instead of quiet_ms, unless the page showed a loading
  *     indicator before it (its data was in flight).
+ *   - Requests (mutation `net`, issue 21): requests in flight hold the
+ *     page like a loading indicator when they started before its first
+ *     stable mark (its data) or within action_window_ms of a user action
+ *     (the action's answer): from the record that raised the count, the
+ *     stable mark waits until the count is back at 0, then quiet_ms more
+ *     (the settle is as significant as a flush: what the response renders
+ *     comes right after it), at most net_cap_ms. Requests a settled page
+ *     starts on its own (a poll, a beacon, a prefetch) hold nothing: its
+ *     DOM says when it changes. A request the action started on a stable
+ *     page is a "changing" mark dated at the action.
+ *   - Gave up: a stable mark that falls due at a cap (busy_cap_ms,
+ *     net_cap_ms) while the indicator or the requests are still there
+ *     says so (ut_mark.gave_up: "stable (gave up waiting)"); the requests
+ *     stop holding then.
  *   - Loaded: a flush marked `loaded` with busy 0 (the sender saw the
  *     document finish loading with nothing pending) before the page's
  *     first stable mark counts as its render: a static page, which has
@@ -78,6 +92,8 @@ int64_t ut__ui_stable_due(const ut_stab *s)
     int64_t due = ut__add_sat(s->last_significant_us, (int64_t)quiet_ms * 1000);
     if (s->busy > 0 && s->busy_since_us != NO_TIME)
         due = max_i64(due, ut__add_sat(s->busy_since_us, (int64_t)s->p->busy_cap_ms * 1000));
+    if (s->net > 0 && s->net_since_us != NO_TIME)
+        due = max_i64(due, ut__add_sat(s->net_since_us, (int64_t)s->p->net_cap_ms * 1000));
     return due;
 }
 
@@ -86,8 +102,32 @@ void ut__ui_run_until(ut_stab *s, int64_t t, bool inclusive, ut_mark_fn emit, vo
     if (s->state != UT_PAGE_CHANGING)
         return;
     int64_t due = ut__ui_stable_due(s);
-    if (due < t || (inclusive && due == t))
+    if (due < t || (inclusive && due == t)) {
+        /* Still holding at the due time: a cap ran out. */
+        bool net_held = s->net > 0 && s->net_since_us != NO_TIME;
+        s->gave_up = net_held || (s->busy > 0 && s->busy_since_us != NO_TIME);
+        if (net_held)
+            s->net_since_us = NO_TIME; /* given up: later requests may hold anew */
         ut__stab_emit_mark(s, UT_PAGE_STABLE, due, ut__ui_level_at(s, due), emit, ud);
+    }
+}
+
+/* What a record's `net` does: requests in flight start or stop holding
+ * the page (see the top of this file). Sets *starts and *ends. */
+static void net_observe(ut_stab *s, const ut_event *ev, int64_t t, bool caused, bool *starts, bool *ends)
+{
+    *starts = *ends = false;
+    if (!ev->has_net)
+        return;
+    uint32_t before = s->net;
+    s->net = ev->net;
+    if (ev->net > before && s->net_since_us == NO_TIME && (!s->page_settled || caused)) {
+        s->net_since_us = t;
+        *starts = true;
+    } else if (ev->net == 0 && s->net_since_us != NO_TIME) {
+        s->net_since_us = NO_TIME;
+        *ends = true;
+    }
 }
 
 /* True when `interval` is a whole number (2 to CHURN_PAUSE_PERIODS_MAX) of
@@ -200,13 +240,17 @@ ut_stab_change ut__ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mar
         s->busy_since_us = NO_TIME;
     if (ev->busy > 0 && !s->page_settled)
         s->page_waited = true;
+    bool net_starts, net_ends;
+    net_observe(s, ev, t, caused, &net_starts, &net_ends);
+    if (net_starts && !s->page_settled)
+        s->page_waited = true;
 
     bool significant = flush >= p->exit_threshold || ev->dropped > 0;
-    if (significant || busy_ends || busy_starts)
+    if (significant || busy_ends || busy_starts || net_starts || net_ends)
         s->last_significant_us = t;
     if (significant)
         s->page_ready = true;
-    if (ev->loaded && !s->page_settled && ev->busy == 0) {
+    if (ev->loaded && !s->page_settled && ev->busy == 0 && s->net_since_us == NO_TIME) {
         /* The sender saw the document finish loading with nothing pending
          * (protocol: `loaded`): a page that rendered nothing since it
          * started, a static one, settles load_quiet_ms from now if its DOM
@@ -215,9 +259,9 @@ ut_stab_change ut__ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mar
         s->page_ready = true;
         s->last_significant_us = max_i64(s->last_significant_us, t);
     }
-    if (caused && significant)
+    if (caused && (significant || net_starts))
         s->action_answered = true;
-    if (s->state == UT_PAGE_STABLE && caused && (significant || busy_starts)) {
+    if (s->state == UT_PAGE_STABLE && caused && (significant || busy_starts || net_starts)) {
         /* The action opened the transition its response shows. */
         s->last_significant_us = t;
         ut__stab_emit_mark(s, UT_PAGE_CHANGING, max_i64(s->action_us, s->since_us), s->level, emit, ud);
@@ -226,7 +270,7 @@ ut_stab_change ut__ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mar
         ut__stab_emit_mark(s, UT_PAGE_CHANGING, t, s->level, emit, ud);
     }
     if (!significant)
-        return UT_STAB_CHANGE_NONE;
+        return caused && net_starts ? UT_STAB_CHANGE_AWAITED : UT_STAB_CHANGE_NONE;
     /* Elements added, removed or restructured answer a click visibly; text
      * swapped in leaves alone (what a ticking clock does before it is
      * learned as background) only shows the page was not dead. */

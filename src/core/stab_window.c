@@ -18,6 +18,8 @@ void ut__stab_emit_mark(ut_stab *s, ut_page_state state, int64_t t, double inten
 {
     s->state = state;
     s->since_us = t;
+    if (state == UT_PAGE_CHANGING)
+        s->gave_up = false;
     if (state == UT_PAGE_STABLE) {
         s->marks++;
         s->page_settled = true;
@@ -34,6 +36,8 @@ void ut__stab_emit_mark(ut_stab *s, ut_page_state state, int64_t t, double inten
             .intensity = intensity,
             .marks = s->marks,
             .busy = s->busy,
+            .net = s->net,
+            .gave_up = state == UT_PAGE_STABLE && s->gave_up,
         };
         emit(ud, &m);
     }

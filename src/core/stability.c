@@ -78,6 +78,9 @@ static void page_reset(ut_stab *s, int64_t t)
     s->page_settled = false;
     s->page_ready = false;
     s->page_waited = false;
+    s->net = 0;
+    s->net_since_us = NO_TIME;
+    s->gave_up = false;
     s->dq_next_tick = 0;
     s->dq_decayed = DQ_INITIAL_DECAYED;
     s->dq_rel = 0.0;
@@ -94,6 +97,7 @@ static void stab_init(ut_stab *s, const ut_stab_params *p)
     s->now_us = INT64_MIN;
     s->page_intensity = 1.0;
     s->action_us = NO_TIME;
+    s->net_since_us = NO_TIME;
     ut__stab_window_clear(s);
 }
 
@@ -258,6 +262,8 @@ void ut_stab_status_get(const ut_stab *s, ut_stab_status *out)
         .intensity = intensity,
         .marks = s->marks,
         .busy = s->busy,
+        .net = s->net,
+        .gave_up = s->state == UT_PAGE_STABLE && s->gave_up,
         .has_mutations = s->has_mutations,
     };
 }
@@ -271,8 +277,9 @@ ut_status ut_mark_json(ut_buf *out, ut_str tab, const ut_mark *m)
 {
     ut_buf_append_cstr(out, "{\"tab\":");
     ut_buf_append_json_str(out, tab);
-    ut_buf_printf(out, ",\"time\":%lld,\"state\":\"%s\",\"intensity\":%.3f,\"marks\":%llu}",
+    ut_buf_printf(out, ",\"time\":%lld,\"state\":\"%s\",\"intensity\":%.3f,\"marks\":%llu%s}",
                   (long long)ut__floor_div(m->time_us, 1000), ut_page_state_name(m->state),
-                  isfinite(m->intensity) ? m->intensity : 0.0, (unsigned long long)m->marks);
+                  isfinite(m->intensity) ? m->intensity : 0.0, (unsigned long long)m->marks,
+                  m->gave_up ? ",\"gave_up\":true" : "");
     return out->oom ? UT_ENOMEM : UT_OK;
 }

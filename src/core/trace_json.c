@@ -324,8 +324,14 @@ ut_status ut_page_state_json(const ut_stab_status *st, ut_buf *out)
         ut_buf_printf(out, "%" PRId64, ut__floor_div(st->since_us, UT__US_PER_MS));
     else
         ut_buf_append_cstr(out, "null");
-    ut_buf_printf(out, ",\"intensity\":%.3f,\"busy\":%" PRIu32 "}",
-                  isfinite(st->intensity) ? st->intensity : 0.0, st->busy);
+    ut_buf_printf(out, ",\"intensity\":%.3f,\"busy\":%" PRIu32, isfinite(st->intensity) ? st->intensity : 0.0,
+                  st->busy);
+    /* Only when they say something, so that the usual answer is unchanged. */
+    if (st->net)
+        ut_buf_printf(out, ",\"net\":%" PRIu32, st->net);
+    if (st->gave_up)
+        ut_buf_append_cstr(out, ",\"gave_up\":true");
+    ut_buf_append(out, "}", 1);
     return out->oom ? UT_ENOMEM : UT_OK;
 }
 

@@ -457,22 +457,30 @@ static void format_page_line(char *dst, size_t cap, const ut_stab_status *st, in
     if (!st->has_mutations) {
         snprintf(dst, cap, "PAGE: no DOM activity reported");
     } else if (st->state == UT_PAGE_STABLE) {
+        /* A stable state the scorer reached at a cap says so: the page may
+         * still be waiting (issue 21). */
+        const char *word = st->gave_up ? "stable (gave up waiting)" : "stable";
         if (st->since_us)
-            snprintf(dst, cap, "PAGE: stable since %s", since);
+            snprintf(dst, cap, "PAGE: %s since %s", word, since);
         else
-            snprintf(dst, cap, "PAGE: stable");
+            snprintf(dst, cap, "PAGE: %s", word);
     } else {
         int n = st->since_us ? snprintf(dst, cap, "PAGE: changing since %s (intensity %.1f", since,
                                         isfinite(st->intensity) ? st->intensity : 0.0)
                              : snprintf(dst, cap, "PAGE: changing (intensity %.1f",
                                         isfinite(st->intensity) ? st->intensity : 0.0);
-        if (n > 0 && (size_t)n < cap) {
-            if (st->busy)
-                snprintf(dst + n, cap - (size_t)n, ", %" PRIu32 " loading indicator%s)", st->busy,
-                         st->busy == 1 ? "" : "s");
-            else
-                snprintf(dst + n, cap - (size_t)n, ")");
+        if (n > 0 && (size_t)n < cap && st->busy) {
+            int k = snprintf(dst + n, cap - (size_t)n, ", %" PRIu32 " loading indicator%s", st->busy,
+                             st->busy == 1 ? "" : "s");
+            n = k > 0 ? n + k : n;
         }
+        if (n > 0 && (size_t)n < cap && st->net) {
+            int k = snprintf(dst + n, cap - (size_t)n, ", %" PRIu32 " request%s pending", st->net,
+                             st->net == 1 ? "" : "s");
+            n = k > 0 ? n + k : n;
+        }
+        if (n > 0 && (size_t)n < cap)
+            snprintf(dst + n, cap - (size_t)n, ")");
     }
 }
 

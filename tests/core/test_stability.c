@@ -172,6 +172,9 @@ static void fixture_load(const char *name, fixture *fx)
             fe->ev.dom_elements = (uint32_t)json_integer_value(json_array_get(dom, 0));
             fe->ev.dom_depth = (uint32_t)json_integer_value(json_array_get(dom, 1));
             fe->ev.busy = (uint32_t)json_integer_value(json_object_get(record, "busy"));
+            const json_t *net = json_object_get(record, "net");
+            fe->ev.has_net = net != NULL;
+            fe->ev.net = (uint32_t)json_integer_value(net);
             fe->ev.recs = &fx->recs[used];
             for (size_t r = 0; r < json_array_size(recs); r++) {
                 const json_t *a = json_array_get(recs, r);
@@ -269,7 +272,8 @@ static void marks_text(const mark_log *log, ut_buf *out)
 static const char *const fixture_cases[] = {
     "static_page", "one_big_render", "skeleton_busy_then_data", "ticking_clock",
     "carousel_3s", "infinite_spinner", "shell_then_late_data", "page_swaps_2s",
-    "click_dialog", "dead_click", "live_counter",
+    "click_dialog", "dead_click", "live_counter", "shell_then_net_data", "hanging_request",
+    "click_request",
 };
 
 static void check_fixture_model(const char *name, ut_stab_model model)
@@ -372,6 +376,18 @@ static const fixture_expect fixture_expects[] = {
      * runs (until 6 s). DOMQuake is not stable until it stops. */
     {"live_counter", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 363, 5999, 5999},
     {"live_counter", UT_STAB_MODEL_DOMQUAKE, 1, 1, 0, 0, 6000, 7500, 7500},
+    /* Issue 21: the request the shell made holds it until its data renders
+     * (1.5 s, five frames to 1572 ms): one stable mark, quiet_ms after.
+     * DOMQuake, which ignores requests, is stable before the data. */
+    {"shell_then_net_data", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 1572, 1800, 1800},
+    {"shell_then_net_data", UT_STAB_MODEL_DOMQUAKE, 1, 2, 0, 1, 0, 1499, 2200},
+    /* The request never ends: no stable mark before net_cap_ms (10 s) after
+     * it started at 120 ms, then one (that gave up waiting). */
+    {"hanging_request", UT_STAB_MODEL_UITRAIL, 1, 1, 0, 0, 10120, 10120, 10120},
+    /* Stable after the render; the click's request makes the page change
+     * at the click (3 s) until quiet_ms after its render (3.81 s); the later
+     * poll of the settled page changes nothing. */
+    {"click_request", UT_STAB_MODEL_UITRAIL, 2, 2, 1, 1, 383, 3000, 4100},
 };
 
 static void check_fixture_expect(const fixture_expect *x)
