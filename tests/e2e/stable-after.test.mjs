@@ -63,6 +63,31 @@ describe('act, then wait until the page answered and settled', { skip: skip || f
     t?.diagnostic(`answered ${answer.at - done} ms after the dialog was complete (stable mark ${answer.body.since - done} ms after)`);
   }
 
+  // Issue 21: the click's answer comes from the server 800 ms later (and
+  // 2.5 s later: past the dead-click timeout, only the request in flight
+  // says the page is still answering), then renders. The wait answers
+  // after the render, never between the click and the response.
+  for (const ms of [800, 2500]) {
+    test(`test_stable_after_waits_for_the_request_${ms}ms`, async (t) => {
+      const tab = uniqueTab(`act-request-${ms}`);
+      const { page } = await run.open(`/corpus/stability/click-request.html?ms=${ms}`, tab);
+      await run.until(tab, 'navigate /corpus/stability/click-request.html');
+      const first = await run.stable(tab);
+      assert.equal(first.stable, true, JSON.stringify(first));
+      await page.click('#load');
+      const seq = await clickSeq(tab);
+      const answer = await waitNow(tab, `&after=${seq}`);
+      const rendered = await page.evaluate(() => window.renderedAt);
+      assert.equal(answer.body.after, 'settled', JSON.stringify(answer.body));
+      assert.ok(rendered, 'the table rendered');
+      assert.ok(answer.at >= rendered, `answered at ${answer.at}, rendered at ${rendered}`);
+      assert.ok(answer.body.since >= rendered, `stable since ${answer.body.since}, rendered at ${rendered}`);
+      assert.ok(answer.body.marks > first.marks);
+      t.diagnostic(`answered ${answer.at - rendered} ms after the render`);
+      await page.close();
+    });
+  }
+
   test('test_stable_after_seq', async (t) => {
     const tab = uniqueTab('act-seq');
     const { page, consoleLines, first } = await openSettled(tab);

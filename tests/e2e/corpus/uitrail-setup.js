@@ -3,7 +3,9 @@
 // the daemon's address from the app's configuration.
 import uitrail from '/sender/uitrail.js';
 
-const config = await (await fetch('/corpus/config.json')).json();
+// The configuration comes with the page when the test harness put it there
+// (as an app's build inlines it), else from the server.
+const config = window.uitrailCorpusConfig || await (await fetch('/corpus/config.json')).json();
 const setup = window.uitrailSetup || {};
 window.tracker = uitrail.start({ url: config.daemon, ...setup });
 window.dispatchEvent(new Event('uitrail-ready'));

@@ -272,11 +272,15 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
       page.on('request', (request) => { const body = request.postDataBuffer(); if (body) sent.push(body); });
       page.on('console', (message) => consoleLines.push(message.text()));
       page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
-      await page.addInitScript((id) => {
+      await page.addInitScript(({ id, daemon }) => {
         if (window === window.top && !sessionStorage.getItem('uitrail.tab')) {
           sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab: id, seq: 0 }));
         }
-      }, tab);
+        // The daemon's address as the app's build would have it: the
+        // sender then starts before the page's own scripts run at load
+        // (a request the page starts then is one the sender sees).
+        window.uitrailCorpusConfig = { daemon };
+      }, { id: tab, daemon: daemon.url });
       await page.goto(`${site.origin}${path}`);
       return { page, sent, consoleLines };
     },
