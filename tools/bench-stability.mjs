@@ -8,6 +8,10 @@
 // transitions in N runs, with the true transitions no mark followed
 // (missed) and the marks no truth explains (extra: a spurious
 // changing/stable pair, a premature stable). Times are the sender's clock.
+// Then, per run, whether each page passed the test's own check
+// (tests/e2e/stability.test.mjs: the same transitions, each within its
+// tolerance), for each model: DOMQuake's eight fixtures (the first eight
+// pages) and the pages of issue 21 (requests, indicators) among them.
 //
 // Usage: node tools/bench-stability.mjs [--runs N] [--page NAME]... [--json]
 // Needs the npm packages of tests/e2e and tools/sender (tools/e2e installs
@@ -17,7 +21,7 @@
 import { parseArgs } from 'node:util';
 
 import { startCorpus } from '../tests/e2e/lib/corpus.mjs';
-import { PAGES, latencies, runPage } from '../tests/e2e/lib/stability.mjs';
+import { PAGES, latencies, mismatches, runPage } from '../tests/e2e/lib/stability.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,9 +45,10 @@ for (const model of MODELS) {
   const run = await startCorpus({ daemonArgs: ['--stab-model', model] });
   try {
     for (const spec of pages) {
-      const acc = { changing: [], stable: [], missed: 0, extra: 0 };
+      const acc = { changing: [], stable: [], missed: 0, extra: 0, passes: [] };
       for (let i = 0; i < RUNS; i++) {
-        const { truth, marks } = await runPage(run, spec);
+        const { truth, marks, senderReady } = await runPage(run, spec);
+        acc.passes.push(mismatches(truth, marks, { loadSettle: spec.loadSettle, senderReady }).length === 0);
         const l = latencies(truth, marks);
         acc.changing.push(...l.changing);
         acc.stable.push(...l.stable);
@@ -69,5 +74,13 @@ if (args.json) {
     const r = results[spec.name];
     const row = MODELS.flatMap((m) => [cell(r[m].changing), cell(r[m].stable), `${r[m].missed}, ${r[m].extra}`]);
     console.log(`| ${spec.name} | ${row.join(' | ')} |`);
+  }
+  const runs = (passes) => passes.map((ok) => (ok ? 'pass' : 'FAIL')).join(' ');
+  console.log(`\nThe test's check (transitions and tolerances of tests/e2e/stability.test.mjs), run by run\n`);
+  console.log('| page | uitrail | DOMQuake |');
+  console.log('|---|---|---|');
+  for (const spec of pages) {
+    const r = results[spec.name];
+    console.log(`| ${spec.name} | ${runs(r.uitrail.passes)} | ${runs(r.domquake.passes)} |`);
   }
 }
