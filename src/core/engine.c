@@ -643,7 +643,12 @@ static ut_status tab_apply(ut_engine *e, ut__tab *t, const ut_event *red, bool *
     /* A late event (a batching client's, delivered after newer ones) keeps
      * its own time in the ring and links to the click it followed; the
      * scorer and the action hear it at the tab's clock. */
-    bool late = t->reorder.applied_any && red->time_us < t->last_us;
+    /* An event next in its sender's sequence is not late however its time
+     * compares: a browser sender stamps a click at the press, and the
+     * change the press's blur fired comes before it in the sequence with
+     * a later time; the sequence is the order they belong in. */
+    bool in_sequence = red->has_seq && ut__reorder_seq_is_next(&t->reorder, true, red->seq);
+    bool late = t->reorder.applied_any && red->time_us < t->last_us && !in_sequence;
     tab_run_timers(e, t, now);
     ut__action_event(&t->action, late);
     ut_status st = apply_kind(e, t, red, late ? red->time_us : now, now);

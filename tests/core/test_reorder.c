@@ -343,6 +343,31 @@ static void test_reorder_late_event_keeps_its_time(void **state)
     ut_engine_free(e);
 }
 
+/* A browser sender stamps a click at the press and sends it after the
+ * change the press's blur fired (a later time, an earlier seq). Next in
+ * its sequence, the click is not late: it is the newest line and the
+ * click awaiting its outcome. */
+static void test_reorder_next_in_sequence_is_not_late(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_window(UT_REORDER_DEFAULT_MS);
+    ut_event typed = at_rt(with_seq(ev_change("t", AT(878), "textbox", "Message", "msg"), 1), AT(880));
+    ut_event send = at_rt(with_seq(ev_click("t", AT(864), "button", "Send", "send"), 2), AT(881));
+    ut_event sent = at_rt(with_seq(ev_alert("t", AT(882), "Message sent", UT_LEVEL_INFO), 3), AT(883));
+    apply_ok(e, &typed);
+    apply_ok(e, &send);
+    apply_ok(e, &sent);
+    ut_engine_advance(e, AT(5000));
+    char *t = trace_text(e, "t");
+    char line[512];
+    assert_true(trace_line(t, 0, line, sizeof line));
+    assert_string_equal(line, "click [button] \"Send\" → alert [info] \"Message sent\"");
+    assert_true(trace_line(t, 1, line, sizeof line));
+    assert_string_equal(line, "changed [textbox] \"Message\"");
+    free(t);
+    ut_engine_free(e);
+}
+
 /* Issue 21: a batching client flushes an older tag after a newer one. The
  * older event says nothing of the tab's clock now: the newest held event
  * is still applied --reorder-ms after its arrival, not at the wait cap. */
@@ -748,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_reorder_outcome_linked_by_event_time),
         cmocka_unit_test(test_reorder_late_event_keeps_its_time),
         cmocka_unit_test(test_reorder_old_batch_does_not_hold_the_newest),
+        cmocka_unit_test(test_reorder_next_in_sequence_is_not_late),
         cmocka_unit_test(test_reorder_release_by_advance),
         cmocka_unit_test(test_reorder_seq_gap),
         cmocka_unit_test(test_reorder_no_mark_past_a_held_event),
