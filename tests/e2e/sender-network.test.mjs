@@ -269,6 +269,29 @@ describe('sender page activity', { skip: skip || false }, () => {
     await p.close();
   });
 
+  test('test_sender_loaded_again_after_an_in_app_navigation', async () => {
+    const p = await open('/test/net.html');
+    const res = await p.evaluate(async () => {
+      window.startSender();
+      await new Promise((r) => setTimeout(r, 300));
+      const before = window.records.filter((r) => r.record.loaded).length;
+      // A route change whose data comes by fetch: `loaded` once it is in.
+      history.pushState({}, '', '/test/net.html?route=orders');
+      const data = fetch('/net/slow?ms=300');
+      await data;
+      await new Promise((r) => setTimeout(r, 300));
+      const tags = window.records.map((r) => [r.tag, r.record.loaded === true, r.record.net, r.at]);
+      return { before, tags };
+    });
+    assert.equal(res.before, 1, 'one loaded record for the document');
+    const navs = res.tags.filter(([tag]) => tag === 'uitrail.nav');
+    assert.equal(navs.length, 2, `the in-app navigation was reported: ${JSON.stringify(res.tags)}`);
+    const again = res.tags.filter(([tag, loaded]) => tag === 'uitrail.mutation' && loaded);
+    assert.equal(again.length, 2, `loaded again after the route change: ${JSON.stringify(res.tags)}`);
+    assert.equal(again[1][2], 0, 'once no request is in flight');
+    await p.close();
+  });
+
   test('test_sender_animated_indicator_is_busy', async () => {
     const p = await open('/test/anim.html');
     const res = await p.evaluate(async () => {
