@@ -11,14 +11,15 @@
 // test stays short.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { UITRAILD, haveDaemon, metric, sleep, startDaemon, until } from './lib/uitraild.mjs';
+import { REPO, UITRAILD, haveDaemon, metric, sleep, startDaemon, until } from './lib/uitraild.mjs';
 
 const UITRAIL = join(dirname(dirname(dirname(UITRAILD))), 'tools', 'uitrail', 'uitrail');
 const require = createRequire(import.meta.url);
@@ -82,6 +83,30 @@ describe('a batching Forward client (flush interval 1.5 s)', { skip: !haveDaemon
   after(async () => {
     if (d) await d.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("test_interop_batched_python_fluent_logger_memory_handler", async () => {
+    // Debian's python3-fluent-logger behind the standard library's
+    // MemoryHandler, one buffer per tag flushed 1.5 s apart.
+    const tab = 'batch-python';
+    const child = spawn('/usr/bin/python3', [join(REPO, 'tests', 'interop', 'python_batched_sender.py'), '127.0.0.1', String(d.forward), tab,
+      String(FLUSH_INTERVAL_MS / 1000)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (s) => { out += s; });
+    child.stderr.on('data', (s) => { out += s; });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, out);
+    await until('the last tag to arrive', async () => (await d.get(`/v1/tabs/${tab}/trace`)).body.includes('Changes discarded'));
+    await until('the reorder windows to empty', async () => (await metric(d, 'uitrail_events_held')) === 0);
+    const text = (await d.get(`/v1/tabs/${tab}/trace`)).body;
+    assert.equal(untimed(text), EXPECTED, `the story in event order, each outcome linked (${out})`);
+    // No acks from this client: the recorder writes the last frame within
+    // --record-frame-ms; then the recording replays to the live trace.
+    const file = readdirSync(join(dir, 'rec')).find((f) => f.endsWith(`-${tab}.uitrail`));
+    assert.ok(file, 'no recording of the tab');
+    const replay = () => execFileSync(UITRAIL, ['replay', join(dir, 'rec', file), '--tab', tab], { encoding: 'utf8' });
+    await until('the last frame on disk', async () => replay().includes('Changes discarded'));
+    assert.equal(replay().trimEnd(), text.trimEnd());
   });
 
   for (const withSeq of [true, false]) {
