@@ -110,8 +110,8 @@ static void test_daemon_stable_after_action(void **state)
     int plain = send_get(&d, "/v1/tabs/act/stable?wait_ms=20000");
     /* The wait is asked before the next action's event (seq 5) arrives. */
     int before_event = send_get(&d, "/v1/tabs/act/stable?wait_ms=20000&after=5");
-    usleep(150 * 1000);
-    double dialog_t = now_s();
+    /* No sleep: the dialog's event says it rendered 150 ms later. */
+    double dialog_t = t + 0.15;
     act_event(&d, "mutation", dialog_t, 4);
     long long dialog_ms = (long long)(dialog_t * 1000);
     itest_response r;
@@ -131,8 +131,7 @@ static void test_daemon_stable_after_action(void **state)
     /* The event of action 5 comes now, and its response after it. */
     t = now_s();
     act_event(&d, "click", t, 5);
-    usleep(100 * 1000);
-    double second_t = now_s();
+    double second_t = t + 0.1; /* the response, 100 ms later by its own time */
     act_event(&d, "mutation", second_t, 6);
     assert_true(itest_read_response(before_event, &r, 20000));
     assert_int_equal(r.status, 200);
