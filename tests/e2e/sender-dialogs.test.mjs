@@ -63,6 +63,10 @@ const DIALOGS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Di
   <select id="country" placeholder="Pick a country…" style="display:none"><option value="">Pick a country…</option><option>France</option></select>
   <input id="country-ts-control" role="combobox" aria-expanded="false">
   <button id="pick-france">France</button>
+  <ul role="tree" aria-label="Files"><li role="treeitem" id="folder" aria-expanded="true"><span>Projects</span>
+    <ul role="group"><li role="treeitem">project-1.docx</li><li role="treeitem">project-2.docx</li></ul></li></ul>
+  <table role="grid" aria-label="Transactions"><thead><tr><th aria-sort="none"><span role="button" id="sort-amount" tabindex="0">Amount</span></th></tr></thead>
+    <tbody><tr><td>$10.00</td></tr></tbody></table>
 </main>
 <script>
   const $ = (id) => document.getElementById(id);
@@ -201,6 +205,15 @@ describe('sender: dialogs as the accessibility tree has them', { skip: skip || f
     assert.deepEqual([clicks[0].role, clicks[0].name, clicks[0].ctx], ['button', 'INV-9 Ann Lee', { kind: 'list', name: 'Invoices' }]);
     const [change] = await recordsOf('uitrail.change', 1);
     assert.deepEqual([change.role, change.name, change.value], ['combobox', 'Ship to country', 'France']);
+    await page.close();
+  });
+
+  test('test_dialogs_tree_item_own_label_and_header_sort_button', async () => {
+    await open();
+    await page.click('#folder > span');
+    await page.click('#sort-amount');
+    const clicks = await recordsOf('uitrail.click', 2);
+    assert.deepEqual(clicks.map((c) => [c.role, c.name]), [['treeitem', 'Projects'], ['button', 'Amount']]);
     await page.close();
   });
 });

@@ -35,6 +35,14 @@ const KEY_CLICKED = 'button,a[href],area[href],summary';
 const PRESS_MAX_MS = 2000;
 const TEXT_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider']);
 
+/** The column header a sort control inside it acts on, when the header
+ *  has a name of its own; else the control itself (a header whose only
+ *  content is its sort button is named by that button). */
+function headerOrSelf(el) {
+  const header = sortableHeaderAround(el);
+  return header && accessibleName(header, 'columnheader') ? header : el;
+}
+
 /** The focused element, inside open shadow roots. */
 function deepActiveElement(doc) {
   let el = doc.activeElement;
@@ -167,7 +175,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     if (!event.isPrimary || event.button !== 0) return;
     endGesture();
     let el = actionTarget(event, true);
-    if (el) el = sortableHeaderAround(el) || el;
+    if (el) el = headerOrSelf(el);
     const pressed = { kind: 'pointer', el, entry: begin(event, el), pointerId: event.pointerId, done: false };
     gesture = pressed;
     if (pressed.entry) setTimeout(() => { if (gesture === pressed) endGesture(); }, PRESS_MAX_MS);
@@ -207,7 +215,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
       // The click of the pressed gesture, wherever it landed.
     } else {
       let el = actionTarget(event, true);
-      if (el) el = sortableHeaderAround(el) || el;
+      if (el) el = headerOrSelf(el);
       const echo = gesture && gesture.kind === 'key' && gesture.el === el && !event.isTrusted &&
         performance.now() - gesture.doneAt <= KEY_ECHO_MS;
       if (el && !echo) {

@@ -179,6 +179,19 @@ function rowNameOf(row) {
   return '';
 }
 
+/** A tree item's own label: its content without the group of items
+ *  nested in it (a folder is "Projects", not every file under it). */
+function treeItemLabel(item) {
+  const parts = [];
+  for (const child of item.childNodes) {
+    if (child.nodeType === 3) parts.push(child.data);
+    else if (child.nodeType === 1 && child.getAttribute('role') !== 'group' && roleOf(child) !== 'treeitem') {
+      parts.push(' ', textOf(child, LIMITS.NAME_MAX_CHARS), ' ');
+    }
+  }
+  return cut(clean(parts.join('')), LIMITS.NAME_MAX_CHARS);
+}
+
 /** The label a custom select or combobox took from the native control it
  *  stands in for (the native one hidden, its label now pointing at the
  *  library's own input, whose id the library made from the native one's:
@@ -230,6 +243,9 @@ export function accessibleName(el, role = roleOf(el)) {
   }
   if (role === 'row') {
     const name = rowNameOf(el);
+    if (name) return name;
+  } else if (role === 'treeitem') {
+    const name = treeItemLabel(el);
     if (name) return name;
   } else if (NAME_FROM_CONTENT_ROLES.has(role) && tag !== 'input') {
     const name = textOf(el, max, role === 'columnheader' || role === 'rowheader');
