@@ -63,6 +63,7 @@ const DIALOGS_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Di
   <select id="country" placeholder="Pick a country…" style="display:none"><option value="">Pick a country…</option><option>France</option></select>
   <input id="country-ts-control" role="combobox" aria-expanded="false">
   <button id="pick-france">France</button>
+  <div id="swap"></div>
   <ul role="tree" aria-label="Files"><li role="treeitem" id="folder" aria-expanded="true"><span>Projects</span>
     <ul role="group"><li role="treeitem">project-1.docx</li><li role="treeitem">project-2.docx</li></ul></li></ul>
   <table role="grid" aria-label="Transactions"><thead><tr><th aria-sort="none"><span role="button" id="sort-amount" tabindex="0">Amount</span></th></tr></thead>
@@ -205,6 +206,28 @@ describe('sender: dialogs as the accessibility tree has them', { skip: skip || f
     assert.deepEqual([clicks[0].role, clicks[0].name, clicks[0].ctx], ['button', 'INV-9 Ann Lee', { kind: 'list', name: 'Invoices' }]);
     const [change] = await recordsOf('uitrail.change', 1);
     assert.deepEqual([change.role, change.name, change.value], ['combobox', 'Ship to country', 'France']);
+    await page.close();
+  });
+
+  test('test_dialogs_history_restore_is_not_a_new_alert', async () => {
+    await open();
+    // A server-driven library: a boosted navigation shows a flash; Back
+    // swaps the cached page back in, flash included.
+    await page.evaluate(() => {
+      const show = (html) => { document.getElementById('swap').innerHTML = html; };
+      window.addEventListener('popstate', () => show('<div role="status">Saved Ann Lee</div>'));
+      show('<div role="status">Saved Ann Lee</div>');
+      history.pushState({}, '', '?contact=1');
+      setTimeout(() => show('<p>Contact</p>'), 50);
+    });
+    await recordsOf('uitrail.alert', 1);
+    await page.waitForFunction(() => !document.querySelector('#swap [role="status"]'));
+    await page.evaluate(() => new Promise((done) => setTimeout(done, 100)));
+    await page.goBack();
+    await page.waitForFunction(() => document.querySelector('#swap [role="status"]'));
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 200))));
+    const alerts = (await page.evaluate(() => window.records)).filter((r) => r.tag === 'uitrail.alert');
+    assert.equal(alerts.length, 1, JSON.stringify(alerts));
     await page.close();
   });
 

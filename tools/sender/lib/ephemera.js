@@ -15,6 +15,11 @@ const LEVELS = new Set(['error', 'warning', 'info']);
 const RECENT_FLUSHES_MAX = 32;
 const RECENT_TARGETS_MAX = 64;
 const RECENT_TARGETS_MS = 3000;
+// After a history traversal, for this long, a live region showing a text
+// this document already announced is the page restored (a library swapping
+// its cached page back in), not news. The last this many texts are kept.
+const HISTORY_RESTORE_MS = 1500;
+const ANNOUNCED_TEXTS_MAX = 64;
 // A dialog or menu found closed is stamped with the time the page began
 // changing it (a closing animation), when that was at most this long ago.
 export const CLOSE_START_WINDOW_MS = 500;
@@ -93,6 +98,8 @@ function shownElsewhere(text, region, recent) {
 export function createEphemera({ tab, keyOf, candidates, transport }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
+  const announced = new Set(); // texts this document announced, oldest first
+  let traversedAt = -Infinity;
   // What recent flushes changed, newest last, for shownElsewhere: a toast
   // is often shown a little before its hidden announcement.
   const recent = [];
@@ -171,6 +178,10 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
     const previous = liveRegionTexts.get(region) || '';
     liveRegionTexts.set(region, text);
     if (!text || text === previous) return;
+    if (announced.has(text) && performance.now() - traversedAt <= HISTORY_RESTORE_MS) return;
+    announced.delete(text);
+    announced.add(text);
+    if (announced.size > ANNOUNCED_TEXTS_MAX) announced.delete(announced.values().next().value);
     if (isVisuallyHidden(region) && !shownElsewhere(text, region, recentFlushes)) return;
     const record = { tab, role: alertRoleOf(region), text };
     const level = levelOf(region);
@@ -200,6 +211,9 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
         reportAlert(region, recent, performance.timeOrigin + performance.now());
       }
     },
+    /** The user went back or forward in history: standing text the page
+     *  restores now is not announced again. */
+    noteTraversal() { traversedAt = performance.now(); },
     /** The page went away: its dialogs went with it, unreported. */
     forget() {
       openDialogs.clear();

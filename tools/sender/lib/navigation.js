@@ -21,9 +21,10 @@ const currentTitle = () => cut(clean(document.title), LIMITS.TITLE_MAX_CHARS);
  *  - onPageHide(persisted): the tracker's work when the page goes away
  *    (the unload record is sent from here);
  *  - onPageShow(): after a back/forward-cache restore;
- *  - onNavigated(how): after a restore's or an in-app navigation's record.
+ *  - onNavigated(how): after a restore's or an in-app navigation's record;
+ *  - onTraverse(): the user went back or forward in history.
  */
-export function createNavigation({ tab, transport, listen, onPageHide, onPageShow, onNavigated = () => {} }) {
+export function createNavigation({ tab, transport, listen, onPageHide, onPageShow, onNavigated = () => {}, onTraverse = () => {} }) {
   let lastUrl = '';
   let waiting = null; // {entry, title, timer}: a nav record waiting for its title
 
@@ -62,10 +63,11 @@ export function createNavigation({ tab, transport, listen, onPageHide, onPageSho
     listen(navigation, 'navigate', (event) => {
       const type = event.navigationType;
       pendingHow = event.hashChange ? 'hash' : type === 'traverse' ? 'pop' : type === 'replace' ? 'replace' : type === 'reload' ? 'reload' : 'push';
+      if (type === 'traverse') onTraverse();
     }, false);
     listen(navigation, 'navigatesuccess', () => report(pendingHow), false);
   } else {
-    listen(window, 'popstate', () => report('pop'), false);
+    listen(window, 'popstate', () => { onTraverse(); report('pop'); }, false);
     listen(window, 'hashchange', () => report('hash'), false);
   }
 

@@ -130,6 +130,7 @@ function startTracker(options) {
       transport.sendNow();
       transport.saveSeq();
     },
+    onTraverse: () => { if (ephemera) ephemera.noteTraversal(); },
     onPageShow: () => {
       if (ephemera) ephemera.noteOpenAtStart();
       transport.sendPending();
