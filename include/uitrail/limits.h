@@ -157,6 +157,10 @@
 
 /* ---- Daemon (src/daemon; uitraild) ---- */
 #define UT_CONN_MAX_DEFAULT 4096             /* open connections, all listeners (--max-connections) */
+/* After a burst: once the open connections fall to a quarter of a peak of
+ * at least this many, the memory their buffers left free is given back to
+ * the system (malloc_trim), not kept for a burst that may not come. */
+#define UT_CONN_TRIM_PEAK_MIN 256
 #define UT_CONN_MAX_LIMIT 1000000            /* the highest --max-connections accepted */
 #define UT_CONN_INPUT_HIGH_BYTES (256u << 10) /* unprocessed input held for a connection: stop reading above */
 #define UT_CONN_INPUT_LOW_BYTES (64u << 10)   /* ... and read again below */

@@ -10,6 +10,7 @@
 #include "daemon.h"
 
 #include <assert.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,12 +37,24 @@ void ut__conns_init(ut__conns *cs)
     ut_list_init(&cs->limited);
     ut_list_init(&cs->corked);
     cs->n = 0;
+    cs->peak = 0;
     cs->next_id = 0;
     cs->pass = 1;
     cs->pass_bytes = 0;
 }
 
 /* ---- closing ---- */
+
+/* A burst of connections is over (a quarter of its peak left): glibc keeps
+ * the heap that their buffers freed, fragmented among the blocks still in
+ * use, so the daemon's resident set would stay at the burst's height. */
+static void give_back_after_burst(ut__conns *cs)
+{
+    if (cs->peak < UT_CONN_TRIM_PEAK_MIN || cs->n > cs->peak / 4)
+        return;
+    malloc_trim(0);
+    cs->peak = cs->n;
+}
 
 static void conn_free(ut__conn *c)
 {
@@ -50,6 +63,7 @@ static void conn_free(ut__conn *c)
     ut_list_remove(&c->link);
     assert(cs->n > 0);
     cs->n--;
+    give_back_after_burst(cs);
     ut__task_cancel(&c->resume);
     ut_list_remove(&c->limited_link);
     ut_list_remove(&c->corked_link);
@@ -542,7 +556,8 @@ static ut__conn *conn_new(ut__daemon *d, const ut__conn_ops *ops, ut__transport 
     c->corked_out = UT_BUF_INIT;
     ut_list_init(&c->link);
     ut_list_push_front(&d->conns.all, &c->link);
-    d->conns.n++;
+    if (++d->conns.n > d->conns.peak)
+        d->conns.peak = d->conns.n;
     d->m.connections_total++;
     return c;
 }

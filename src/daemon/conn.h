@@ -128,6 +128,7 @@ struct ut__conn {
 typedef struct ut__conns {
     ut_list all;
     size_t n;
+    size_t peak;   /* the most open since memory was last given back */
     uint64_t next_id;
     /* Reads land here (libuv calls alloc and read back to back on this
      * thread) and are consumed before the read callback returns. */

@@ -47,12 +47,12 @@ ut_status ut_fwd_decoder_new(ut_fwd_decoder **out)
         ut_free(d);
         return UT_ENOMEM;
     }
-    if (!msgpack_unpacker_init(&d->unpacker, MSGPACK_UNPACKER_INIT_BUFFER_SIZE)) {
+    if (!msgpack_unpacker_init(&d->unpacker, UT__DECODER_INITIAL_BYTES)) {
         ut__record_validator_free(&d->validator);
         ut_free(d);
         return UT_ENOMEM;
     }
-    if (!msgpack_zone_init(&d->entry_zone, MSGPACK_ZONE_CHUNK_SIZE)) {
+    if (!msgpack_zone_init(&d->entry_zone, UT__DECODER_ZONE_CHUNK_BYTES)) {
         msgpack_unpacker_destroy(&d->unpacker);
         ut__record_validator_free(&d->validator);
         ut_free(d);

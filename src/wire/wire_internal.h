@@ -111,5 +111,11 @@ int ut__msgpack_write_buf(void *data, const char *bytes, size_t len);
 /* Bytes copied into the unpacker per step: bounds the unpacker's buffer to
  * one frame plus one step, whatever size the caller feeds at once. */
 #define UT__FEED_STEP_BYTES (64u << 10)
+/* A new decoder's buffer (msgpack-c's default is 64 KiB) and the chunk of
+ * its entry zone: small, because every connection has a decoder and most
+ * carry small messages (or none: 5 000 WebSockets opened and closed kept
+ * some 140 MiB). The buffer grows as a message needs it. */
+#define UT__DECODER_INITIAL_BYTES (2u << 10)
+#define UT__DECODER_ZONE_CHUNK_BYTES 1024u
 
 #endif

@@ -53,9 +53,19 @@ describe('meson install', { skip: !haveDaemon() && 'uitraild is not built' }, ()
     const unit = readFileSync(join(root, 'lib/systemd/system/uitraild.service'), 'utf8');
     assert.match(unit, new RegExp(`^ExecStart=${PREFIX}/bin/uitraild --config ${PREFIX}/etc/uitrail/uitraild.conf --runtime-dir /run/uitrail$`, 'm'));
     for (const line of ['DynamicUser=yes', 'RuntimeDirectory=uitrail', 'RuntimeDirectoryMode=0700', 'ProtectSystem=strict',
-      'ProtectHome=yes', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=']) {
+      'ProtectHome=yes', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=',
+      'IPAddressDeny=any', 'IPAddressAllow=localhost']) {
       assert.match(unit, new RegExp(`^${line}$`, 'm'), `the unit lacks ${line}`);
     }
+    // MemoryMax is tied to --max-memory: the tabs' budget of the installed
+    // configuration plus 512 MiB for everything else.
+    const memoryMax = unit.match(/^MemoryMax=(\d+)M$/m);
+    assert.ok(memoryMax, 'the unit sets MemoryMax in MiB');
+    const conf = readFileSync(join(root, 'etc/uitrail/uitraild.conf'), 'utf8');
+    const maxMemory = conf.match(/^(?:# )?max-memory = (\d+)$/m);
+    assert.ok(maxMemory, 'the installed configuration names max-memory');
+    assert.ok(Number(memoryMax[1]) * 1048576 >= Number(maxMemory[1]) + 512 * 1048576,
+      `MemoryMax=${memoryMax[1]}M leaves less than 512 MiB above max-memory = ${maxMemory[1]}`);
   });
 
   test('the installed uitraild --demo serves the installed demo and sender', async () => {

@@ -1111,6 +1111,83 @@ static void test_load_slow_clients_cut_bystander_served(void **state)
  * many tabs. */
 #define FLOOD_RSS_MAX_KB (32 * 1024)
 
+/* ---- WebSocket bursts: memory given back ---- */
+
+/* Bursts of WebSockets opened (the handshake answered) and closed; to
+ * measure larger ones, UT_WS_BURST_SIZE (at most WS_BURST_SIZE_MAX) and
+ * UT_WS_BURSTS set them. */
+#define WS_BURSTS 5
+#define WS_BURST_SIZE 1000
+#define WS_BURST_SIZE_MAX 5000
+/* What the daemon may keep after the bursts, above its resident set
+ * before them: a fraction of what one burst's connections held. */
+#define WS_BURSTS_RSS_GROWTH_MAX_KB (16 * 1024)
+
+static bool connections_at_most_one(void *ud)
+{
+    return itest_metric(ud, "uitrail_connections") <= 1; /* the /metrics request itself */
+}
+
+/* Opens `n` WebSockets to the daemon's own origin, each once the 101 is in. */
+static void ws_burst_open(const itest_daemon *d, int *fds, size_t n)
+{
+    char req[512];
+    int len = snprintf(req, sizeof req,
+                       "GET /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                       "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: uitrail.v1\r\n"
+                       "Origin: http://127.0.0.1:%d\r\n\r\n",
+                       d->http_port, d->http_port);
+    for (size_t i = 0; i < n; i++) {
+        fds[i] = itest_connect_tcp(d->http_port);
+        assert_true(fds[i] >= 0);
+        assert_true(itest_send(fds[i], req, (size_t)len));
+    }
+    for (size_t i = 0; i < n; i++) {
+        char answer[512];
+        size_t got = 0;
+        while (got < sizeof answer - 1) {
+            ssize_t r = itest_recv(fds[i], answer + got, sizeof answer - 1 - got, ITEST_TIMEOUT_MS);
+            assert_true(r > 0);
+            got += (size_t)r;
+            answer[got] = '\0';
+            if (strstr(answer, "\r\n\r\n"))
+                break;
+        }
+        if (strncmp(answer, "HTTP/1.1 101", 12) != 0)
+            fail_msg("WebSocket %zu of the burst: %s", i, answer);
+    }
+}
+
+/* Thousands of WebSockets opened and closed in bursts: the file
+ * descriptors come back, and so does the memory their buffers took (it
+ * grew by some 28 KiB per WebSocket of a burst, and stayed). */
+static void test_load_ws_bursts_give_memory_back(void **state)
+{
+    (void)state;
+    size_t size = getenv("UT_WS_BURST_SIZE") ? (size_t)atol(getenv("UT_WS_BURST_SIZE")) : WS_BURST_SIZE;
+    int bursts = getenv("UT_WS_BURSTS") ? atoi(getenv("UT_WS_BURSTS")) : WS_BURSTS;
+    assert_true(size > 0 && size <= WS_BURST_SIZE_MAX && bursts > 0);
+    raise_nofile(size + 256);
+    itest_daemon d;
+    start(&d, (const char *const[]){"--max-connections", "8192", NULL});
+    static int fds[WS_BURST_SIZE_MAX];
+    long before_kb = daemon_rss_kb(&d);
+    long after_kb = before_kb;
+    for (int burst = 0; burst < bursts; burst++) {
+        ws_burst_open(&d, fds, size);
+        long open_kb = daemon_rss_kb(&d);
+        for (size_t i = 0; i < size; i++)
+            close(fds[i]);
+        assert_true(itest_wait_until(connections_at_most_one, &d, ITEST_SETTLE_MS));
+        after_kb = daemon_rss_kb(&d);
+        print_message("burst %d of %zu WebSockets: VmRSS %ld KiB before, %ld KiB open, %ld KiB closed\n",
+                      burst + 1, size, before_kb, open_kb, after_kb);
+    }
+    check_rss_bound(after_kb, before_kb + WS_BURSTS_RSS_GROWTH_MAX_KB, "after the WebSocket bursts");
+    stop_clean(&d);
+}
+
 static void test_load_tab_flood_stays_at_cap(void **state)
 {
     (void)state;
@@ -1215,10 +1292,14 @@ int main(void)
      * daemon runs here as it does in production, so that its VmRSS is what
      * it would be there. */
     unsetenv("MALLOC_PERTURB_");
+    /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
+    if (getenv("UT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("UT_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_load_concurrent_ingest_and_reads, kill_leftover_daemon),
         cmocka_unit_test_teardown(test_load_slow_clients_cut_bystander_served, kill_leftover_daemon),
         cmocka_unit_test_teardown(test_load_tab_flood_stays_at_cap, kill_leftover_daemon),
+        cmocka_unit_test_teardown(test_load_ws_bursts_give_memory_back, kill_leftover_daemon),
     };
     return cmocka_run_group_tests_name("load", tests, NULL, NULL);
 }
