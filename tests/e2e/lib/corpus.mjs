@@ -20,18 +20,25 @@ import {
 } from './harness.mjs';
 
 export const CORPUS_DIR = join(REPO, 'tests', 'e2e', 'corpus');
+// The WAI-ARIA APG examples, a pinned unmodified copy (fixtures/apg/README.md).
+const APG_DIR = join(REPO, 'fixtures', 'apg', 'content');
+/** What an app adds to its pages' <head> to track them; the APG pages get
+ *  it as they are served, so that their files stay as published. */
+const SETUP_HEAD = '<script type="importmap">{"imports":{"@msgpack/msgpack":"/sender/node_modules/@msgpack/msgpack/dist.esm/index.mjs"}}</script>'
+  + '<script type="module" src="/corpus/uitrail-setup.js"></script>';
 const NODE_MODULES = join(REPO, 'tests', 'e2e', 'node_modules');
 const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(REPO, 'tools', 'sender'));
 // The packages a page may load, by the name it uses under /vendor/.
 const VENDOR_PACKAGES = [
   'ag-grid-community', 'gridjs', '@shoelace-style/shoelace', 'preact', 'htm', 'preact-router',
-  'micromodal', 'notyf',
+  'micromodal', 'notyf', 'react', 'react-dom', 'dayjs', 'antd', 'vue', 'element-plus', 'bootstrap',
+  'htmx.org', 'sweetalert2', 'tom-select', 'downshift',
 ];
 const MIME_TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
   '.json': 'application/json', '.svg': 'image/svg+xml', '.map': 'application/json',
-  '.woff2': 'font/woff2',
+  '.woff2': 'font/woff2', '.png': 'image/png',
 };
 
 export const TIME_RE = /\b\d\d:\d\d:\d\d\b/g;
@@ -66,6 +73,7 @@ function fileUnder(base, rest) {
  *  sender; null for anything else. */
 function staticFile(pathname) {
   if (pathname.startsWith('/corpus/')) return fileUnder(CORPUS_DIR, pathname.slice('/corpus/'.length));
+  if (pathname.startsWith('/apg/')) return fileUnder(APG_DIR, pathname.slice('/apg/'.length));
   if (pathname.startsWith('/vendor/')) {
     const rest = pathname.slice('/vendor/'.length);
     const name = VENDOR_PACKAGES.find((pkg) => rest.startsWith(`${pkg}/`));
@@ -196,6 +204,70 @@ async function apiRoute(request, response, url) {
   return true;
 }
 
+// ------------------------------------------------------------ the htmx contacts app
+
+// A server-rendered contacts app made interactive with htmx: hx-boost turns
+// its links and forms into AJAX swaps of <body> with history entries, and
+// htmx restores a page from its history cache on Back. The sender and the
+// app's setup are loaded by every full page, as the shop's are.
+const CONTACTS = [
+  { id: '1', name: 'Ann Lee', email: 'ann.lee@example.com' },
+  { id: '2', name: 'Bo Chen', email: 'bo.chen@example.org' },
+];
+
+function htmxPage(title, body) {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="/corpus/shop.css">
+<script type="importmap">{"imports":{"@msgpack/msgpack":"/sender/node_modules/@msgpack/msgpack/dist.esm/index.mjs"}}</script>
+<script src="/vendor/htmx.org/dist/htmx.min.js"></script>
+<script type="module" src="/corpus/uitrail-setup.js"></script></head>
+<body hx-boost="true"><header><a href="/htmx/contacts">Acme Contacts</a></header><main>${body}</main></body></html>`;
+}
+
+function htmxContacts(flash) {
+  const rows = CONTACTS.map((c) => `<tr><td>${escapeHtml(c.name)}</td><td>${escapeHtml(c.email)}</td>
+<td><a href="/htmx/contacts/${c.id}/edit">Edit ${escapeHtml(c.name)}</a></td></tr>`).join('');
+  const note = flash ? `<div role="status" class="flash">${escapeHtml(flash)}</div>` : '';
+  return htmxPage('Contacts · Acme Contacts', `<h1>Contacts</h1>${note}
+<table aria-label="Contacts" data-track-row-context="true"><thead><tr><th>Name</th><th>E-mail</th><th></th></tr></thead>
+<tbody>${rows}</tbody></table>`);
+}
+
+function htmxEdit(contact, error) {
+  const alert = error ? `<div role="alert" class="error">${escapeHtml(error)}</div>` : '';
+  return htmxPage(`Edit ${contact.name} · Acme Contacts`, `<h1>Edit ${escapeHtml(contact.name)}</h1>${alert}
+<form method="post" action="/htmx/contacts/${contact.id}/edit" aria-label="Contact">
+<label>Name <input name="name" value="${escapeHtml(contact.name)}"></label>
+<label>Phone <input name="phone" type="tel"></label>
+<button type="submit">Save</button></form>
+<p><a href="/htmx/contacts">Back to contacts</a></p>`);
+}
+
+/** Boosted requests answer the same full pages (htmx swaps their body);
+ *  a save posts, fails on a phone without digits and otherwise redirects
+ *  to the list with a flash message. */
+async function htmxRoute(request, response, url) {
+  const send = (status, html) => {
+    response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', vary: 'HX-Request' });
+    response.end(html);
+  };
+  if (url.pathname === '/htmx/contacts') {
+    const saved = CONTACTS.find((c) => c.id === url.searchParams.get('saved'));
+    return send(200, htmxContacts(saved ? `Saved ${saved.name}` : '')), true;
+  }
+  const match = /^\/htmx\/contacts\/(\d+)\/edit$/.exec(url.pathname);
+  const contact = match && CONTACTS.find((c) => c.id === match[1]);
+  if (!contact) return false;
+  if (request.method === 'POST') {
+    const form = new URLSearchParams(await readBody(request));
+    if (!/\d/.test(form.get('phone') || '')) return send(200, htmxEdit(contact, 'Enter a phone number')), true;
+    response.writeHead(303, { location: `/htmx/contacts?saved=${contact.id}` });
+    response.end();
+    return true;
+  }
+  return send(200, htmxEdit(contact, '')), true;
+}
+
 // ------------------------------------------------------------ server
 
 /** Starts the corpus server on a free port; `config` is served as
@@ -211,6 +283,7 @@ export async function startCorpusServer(config) {
     }
     if (url.pathname.startsWith('/shop/') && await shopRoute(request, response, url)) return;
     if (url.pathname.startsWith('/api/') && await apiRoute(request, response, url)) return;
+    if (url.pathname.startsWith('/htmx/') && await htmxRoute(request, response, url)) return;
     let file = request.method === 'GET' ? staticFile(url.pathname) : null;
     // The SPA's routes are all its one page, as its server would have it.
     if (!file && request.method === 'GET' && url.pathname.startsWith('/corpus/spa/')) file = join(CORPUS_DIR, 'spa.html');
@@ -222,7 +295,11 @@ export async function startCorpusServer(config) {
     response.writeHead(200, {
       'content-type': MIME_TYPES[extname(file)] || 'application/octet-stream', 'cache-control': 'no-store',
     });
-    response.end(readFileSync(file));
+    let body = readFileSync(file);
+    if (url.pathname.startsWith('/apg/') && extname(file) === '.html') {
+      body = body.toString('utf8').replace(/<head>/i, (head) => head + SETUP_HEAD);
+    }
+    response.end(body);
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -281,6 +358,8 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
         // (a request the page starts then is one the sender sees).
         window.uitrailCorpusConfig = { daemon };
       }, { id: tab, daemon: daemon.url });
+      // The APG pages link a stylesheet on www.w3.org: the tests run offline.
+      if (path.startsWith('/apg/')) await page.route(/^https:/, (route) => route.abort());
       await page.goto(`${site.origin}${path}`);
       return { page, sent, consoleLines };
     },
@@ -294,6 +373,16 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
     },
     async stable(tab, waitMs = 5000) {
       const response = await daemon.get(`/v1/tabs/${encodeURIComponent(tab)}/stable?wait_ms=${waitMs}`);
+      assert.equal(response.status, 200);
+      return response.json();
+    },
+    /** Runs `act` (a user action on the page) and waits until the daemon
+     *  says the page settled after it (the action's event is waited for
+     *  up to `waitMs`: a sender that loses the action only costs time). */
+    async act(tab, act, waitMs = 4000) {
+      const since = Date.now();
+      await act();
+      const response = await daemon.get(`/v1/tabs/${encodeURIComponent(tab)}/stable?wait_ms=${waitMs}&after_ms=${since}`);
       assert.equal(response.status, 200);
       return response.json();
     },
