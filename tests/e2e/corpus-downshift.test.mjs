@@ -1,0 +1,80 @@
+// Downshift's useCombobox on React 18 (UMD builds, htm for JSX), the
+// headless combobox as its README builds it: the user types part of a
+// team's name and picks a suggestion (Downshift then writes the whole name
+// into the input), opens the menu with its toggle button, and picks by
+// keyboard only. Through the real uitraild.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
+import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
+
+const skip = chromiumMissing() || daemonMissing() || senderMissing();
+if (skip) test('test_corpus_downshift_needs_chromium_and_uitraild', { skip }, () => {});
+
+describe('corpus: Downshift', { skip: skip || false }, () => {
+  let run;
+  const tabs = {};
+  before(async () => { run = await startCorpus(); });
+  after(async () => { await run?.close(); });
+
+  async function openPage(name) {
+    const tab = tabs[name] = uniqueTab(`downshift-${name}`);
+    const opened = await run.open('/corpus/ticket-downshift.html', tab);
+    await opened.page.waitForSelector('input[role="combobox"]');
+    await run.until(tab, 'navigate /corpus/ticket-downshift.html');
+    await run.stable(tab);
+    return { tab, ...opened };
+  }
+
+  test('test_corpus_downshift_mouse_story', { todo: 'waits for i20a: items 5, 12' }, async () => {
+    const { tab, page, consoleLines } = await openPage('mouse');
+    await run.act(tab, () => page.getByRole('combobox').click());
+    await page.keyboard.type('sup');
+    await page.getByRole('option', { name: 'Support' }).waitFor();
+    await run.act(tab, () => page.getByRole('option', { name: 'Support' }).click());
+    await run.until(tab, 'Routed to Support');
+    await run.act(tab, () => page.getByRole('button', { name: 'Show teams' }).click());
+    await page.getByRole('option', { name: 'Support' }).waitFor();
+    await run.act(tab, () => page.getByRole('button', { name: 'Show teams' }).click());
+    await page.getByRole('option').waitFor({ state: 'detached' });
+
+    assert.deepEqual(await run.lines(tab), [
+      '- HH:MM:SS closed [listbox] "Assign to team" — it showed: Support',
+      '- HH:MM:SS click [button] "Show teams" (not expanded) (in form: Ticket)',
+      '- HH:MM:SS click [button] "Show teams" (expanded) (in form: Ticket) → opened [listbox] "Assign to team"',
+      '- HH:MM:SS typed 3 chars into [combobox] "Assign to team"',
+      '- HH:MM:SS click [option] "Support" (in list: Assign to team) → status "Routed to Support"',
+      '- HH:MM:SS click [combobox] "Assign to team" (expanded) (in form: Ticket) → opened [listbox] "Assign to team"',
+      '- HH:MM:SS navigate /corpus/ticket-downshift.html "New ticket · Acme Helpdesk"',
+    ], consoleLines.join('\n'));
+  });
+
+  test('test_corpus_downshift_keyboard_story', { todo: 'waits for i20a: item 1 (keyboard choice)' }, async () => {
+    const { tab, page, consoleLines } = await openPage('keyboard');
+    await tabTo(page, 'input[role="combobox"]');
+    await run.act(tab, () => page.keyboard.press('ArrowDown'));
+    await page.getByRole('option', { name: 'Billing' }).waitFor();
+    await page.keyboard.press('ArrowDown');
+    await run.act(tab, () => page.keyboard.press('Enter'));
+    await run.until(tab, 'Routed to Logistics');
+
+    assert.deepEqual(await run.lines(tab), [
+      '- HH:MM:SS closed [listbox] "Assign to team" — it showed: Billing · Logistics · Returns · Sales · Support',
+      '- HH:MM:SS press Enter in [option] "Logistics" (in list: Assign to team) → status "Routed to Logistics"',
+      '- HH:MM:SS press ArrowDown in [combobox] "Assign to team" (in form: Ticket) → opened [listbox] "Assign to team"',
+      '- HH:MM:SS navigate /corpus/ticket-downshift.html "New ticket · Acme Helpdesk"',
+    ], consoleLines.join('\n'));
+  });
+
+  test('test_corpus_downshift_json_links', { todo: 'waits for i20a: seq, actor, outcome.seq' }, async () => {
+    assertJsonLinks(await run.json(tabs.mouse), {});
+    assertJsonLinks(await run.json(tabs.keyboard), {});
+  });
+
+  test('test_corpus_downshift_no_personal_data', async () => {
+    for (const tab of Object.values(tabs)) await run.assertNoPii(tab, SENTINELS);
+  });
+});
