@@ -379,7 +379,7 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
     /** Runs `act` (a user action on the page) and waits until the daemon
      *  says the page settled after it (the action's event is waited for
      *  up to `waitMs`: a sender that loses the action only costs time). */
-    async act(tab, act, waitMs = 4000) {
+    async act(tab, act, waitMs = 2500) {
       const since = Date.now();
       await act();
       const response = await daemon.get(`/v1/tabs/${encodeURIComponent(tab)}/stable?wait_ms=${waitMs}&after_ms=${since}`);
