@@ -173,6 +173,7 @@ const PATTERNS = [
   {
     name: 'dialog', path: `${EX}/dialog-modal/examples/dialog.html`,
     mouse: {
+      todo: 'waits for i20a: items 2, 6 (under load the outcome and the typing land on either side of the click)',
       async drive(run, tab, page) {
         await run.act(tab, () => page.getByRole('button', { name: 'Add Delivery Address' }).click());
         await page.locator('#dialog1 .wide_input').first().fill(SENTINELS[1]);
@@ -215,6 +216,7 @@ const PATTERNS = [
       ],
     },
     keyboard: {
+      todo: 'waits for i20a: items 2, 6 (under load the outcome and the typing land on either side of the click)',
       async drive(run, tab, page) {
         await tabTo(page, '#ex1-grid');
         await page.keyboard.press('ArrowDown');

@@ -119,7 +119,8 @@ function serveStatic(response, file) {
  * Starts an HTTP server on a free loopback port serving the demo and the
  * sender, plus /demo/config.json from `config`. Modes:
  *  - capture: POST /v1/ingest and WebSocket /v1/ingest decode what the
- *    sender sends into `records` ({tag, time, record, option, via}); the
+ *    sender sends into `records` ({tag, time, record, option, via, at: the
+ *    arrival, ms since the epoch}); the
  *    WebSocket acks each chunk unless `ackChunks` is false.
  *  - page: extra HTML pages by path (for the foreign-origin test).
  */
@@ -150,7 +151,7 @@ export async function startStaticServer({ config = {}, capture = false, pages = 
         const body = Buffer.concat(chunks);
         state.payloads.push(body);
         for (const [tag, time, record, option] of decodeForward(body)) {
-          records.push({ tag, time, record, option, via: 'http' });
+          records.push({ tag, time, record, option, via: 'http', at: Date.now() });
         }
         response.writeHead(202, { 'content-type': 'application/json' });
         response.end('{"accepted":true}');
@@ -182,7 +183,7 @@ export async function startStaticServer({ config = {}, capture = false, pages = 
       ws.on('message', (data) => {
         state.payloads.push(Buffer.from(data));
         for (const [tag, time, record, option] of decodeForward(new Uint8Array(data))) {
-          records.push({ tag, time, record, option, via: 'websocket' });
+          records.push({ tag, time, record, option, via: 'websocket', at: Date.now() });
           if (option && option.chunk !== undefined && state.ackChunks) {
             ws.send(JSON.stringify({ ack: option.chunk }));
           }
