@@ -29,7 +29,7 @@ describe('corpus: htmx', { skip: skip || false }, () => {
     return { tab, ...opened };
   }
 
-  test('test_corpus_htmx_mouse_story', { todo: 'waits for i20a: item 9 (history restore)' }, async () => {
+  test('test_corpus_htmx_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
     await run.act(tab, () => page.getByRole('link', { name: 'Edit Ann Lee' }).click());
     await run.until(tab, '"Edit Ann Lee · Acme Contacts"');
