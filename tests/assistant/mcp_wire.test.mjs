@@ -155,6 +155,16 @@ describe('uitrail mcp on the wire', () => {
       ['{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"x"}}', -32602, /Unknown tool: x/, 13],
       ['{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"list_tabs","arguments":[]}}', -32602,
         /arguments must be an object/, 14],
+      // A number out of range inside a well-formed request: that request's
+      // fault, answered with its id; numbers inside strings are not numbers.
+      ['{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"recent_activity",'
+        + '"arguments":{"tab":"t","max_tokens":9223372036854775808}}}', -32602, /^Invalid params: too big integer/, 15],
+      ['{"jsonrpc":"2.0","id":"r","method":"ping","params":{"x":1e999}}', -32602, /real number overflow/, 'r'],
+      ['{"jsonrpc":"2.0","id":16,"method":"ping","params":{"s":"1e999 \\" 9223372036854775808","n":-9223372036854775809}}',
+        -32602, /too big negative integer/, 16],
+      // ...unless the id itself is the number: then no id can be echoed.
+      ['{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}', -32700, /^Parse error: too big integer/, null],
+      ['{"jsonrpc":"2.0","id":17,"method":"ping","params":{"x":1e999}', -32700, /^Parse error/, null],
     ];
     for (const [line, code, pattern, id] of cases) {
       const answer = await server.ask(line);
@@ -169,6 +179,7 @@ describe('uitrail mcp on the wire', () => {
     server.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
     server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99 } });
     server.send({ jsonrpc: '2.0', method: 'notifications/progress', params: [1] });
+    server.send('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1e999}}');
     server.send({ jsonrpc: '2.0', id: 'from-a-server-request', result: {} });
     server.write('\n   \r\n');
     assert.deepEqual(await server.ask({ jsonrpc: '2.0', id: 'abc', method: 'ping' }), { jsonrpc: '2.0', id: 'abc', result: {} });

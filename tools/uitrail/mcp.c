@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -322,13 +323,88 @@ static bool is_request_id(const json_t *id)
     return json_is_string(id) || json_is_number(id);
 }
 
+/* Whether the number literal p[0, n) is one Jansson refuses as too large:
+ * an integer outside json_int_t, or a real that overflows a double. */
+static bool number_overflows(const char *p, size_t n)
+{
+    char literal[64];
+    if (n >= sizeof literal)
+        return true; /* longer than any in-range integer; a real this long is refused too */
+    memcpy(literal, p, n);
+    literal[n] = '\0';
+    errno = 0;
+    if (strcspn(literal, ".eE") == n) {
+        (void)strtoll(literal, NULL, 10);
+        return errno == ERANGE;
+    }
+    double v = strtod(literal, NULL);
+    return errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL);
+}
+
+/* Parses a line that Jansson refused for a number out of range, with each
+ * such number read as null, so that the request it belongs to can still be
+ * answered with its own id (JSON-RPC: an invalid parameter, not a parse
+ * error). Returns NULL when the line has other faults too. */
+static json_t *load_without_overflows(const char *text, size_t len)
+{
+    ut_buf copy = UT_BUF_INIT;
+    bool in_string = false;
+    for (size_t i = 0; i < len;) {
+        char c = text[i];
+        if (in_string || (c != '-' && (c < '0' || c > '9'))) {
+            if (c == '"')
+                in_string = !in_string;
+            size_t n = in_string && c == '\\' && i + 1 < len ? 2 : 1;
+            ut_buf_append(&copy, text + i, n);
+            i += n;
+            continue;
+        }
+        size_t n = 0;
+        while (i + n < len && strchr("+-.0123456789eE", text[i + n]) && text[i + n] != '\0')
+            n++;
+        if (number_overflows(text + i, n))
+            ut_buf_append_cstr(&copy, "null");
+        else
+            ut_buf_append(&copy, text + i, n);
+        i += n;
+    }
+    json_t *msg = copy.oom ? NULL
+                           : json_loadb(copy.data ? copy.data : "", copy.len,
+                                        JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    ut_buf_free(&copy);
+    return msg;
+}
+
+static bool is_request_id(const json_t *id);
+
+/* Answers a line Jansson could not parse. A number out of range inside an
+ * otherwise well-formed request is the request's fault, not the line's:
+ * the client gets -32602 with its id rather than a -32700 it cannot match
+ * to the call it is waiting on. */
+static void answer_unparsed(server *s, const char *text, size_t len, const json_error_t *err)
+{
+    json_t *msg = json_error_code(err) == json_error_numeric_overflow
+                      ? load_without_overflows(text, len)
+                      : NULL;
+    json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    if (method && is_request_id(id))
+        send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: %s (at byte %d of the line)",
+                   err->text, err->position);
+    else if (method && !id)
+        log_msg("ignored a notification with a number out of range: %s", err->text);
+    else
+        send_error(s, NULL, RPC_PARSE_ERROR, "Parse error: %s (at byte %d of the line)", err->text,
+                   err->position);
+    json_decref(msg);
+}
+
 static void handle_message(server *s, const char *text, size_t len)
 {
     json_error_t err;
     json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (!msg) {
-        send_error(s, NULL, RPC_PARSE_ERROR, "Parse error: %s (at byte %d of the line)", err.text,
-                   err.position);
+        answer_unparsed(s, text, len, &err);
         return;
     }
     json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
