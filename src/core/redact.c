@@ -28,6 +28,7 @@
 #include "uitrail/redact.h"
 
 #include "redact_card.h"
+#include "redact_url.h"
 #include "text.h"
 
 #include <pcre2.h>
@@ -429,6 +430,9 @@ struct ut_redactor {
     ut__card_scan cards;
     iban_prefixes iban; /* prefix values of the text in the IBAN pass */
     ut_buf url;     /* a URL stripped of fragment, userinfo and query values */
+    ut_buf decoded; /* a URL component with its percent escapes decoded */
+    ut_buf recoded; /* ...and redacted */
+    ut_buf unescaped; /* a text whose percent-encoded words were redacted decoded */
 };
 
 static void *pcre2_malloc_hook(PCRE2_SIZE size, void *ud)
@@ -601,6 +605,9 @@ void ut_redactor_free(ut_redactor *r)
     ut_buf_free(&r->pass[0]);
     ut_buf_free(&r->pass[1]);
     ut_buf_free(&r->url);
+    ut_buf_free(&r->decoded);
+    ut_buf_free(&r->recoded);
+    ut_buf_free(&r->unescaped);
     ut_buf_free(&r->folded);
     ut__card_scan_free(&r->cards);
     ut_free(r->iban.at);
@@ -889,9 +896,82 @@ static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
     return ut_buf_append_str(out, cur.ptr == searched ? in : cur);
 }
 
+/* ---- Percent-encoded text ---- */
+
+/* Redacts one URL component (a path segment, a query key, a piece of a
+ * word between URL delimiters) as its decoded text says: "card%204111%20
+ * 1111%201111%201111" is searched as "card 4111 1111 1111 1111". When the
+ * decoded text holds something, the component is written redacted and
+ * encoded again ("card%20[card]"); otherwise it is written as it came,
+ * after the search of its encoded form. Nothing is appended on error. */
+static ut_status redact_component(ut_redactor *r, ut_str comp, bool query, ut_buf *out)
+{
+    if (!ut__url_has_escape(comp, query))
+        return redact(r, comp, false, out);
+    ut_buf_reset(&r->decoded);
+    ut_buf_reset(&r->recoded);
+    ut__url_decode(comp, query, &r->decoded);
+    if (r->decoded.oom)
+        return UT_ENOMEM;
+    ut_str decoded = ut_buf_str(&r->decoded);
+    ut_status st = redact(r, decoded, false, &r->recoded);
+    if (st != UT_OK)
+        return st;
+    if (r->recoded.len == decoded.len && memcmp(r->recoded.data, decoded.ptr, decoded.len) == 0)
+        return redact(r, comp, false, out);
+    size_t start = out->len;
+    ut__url_encode(ut_buf_str(&r->recoded), query, out);
+    if (out->oom) {
+        ut_buf_truncate(out, start);
+        return UT_ENOMEM;
+    }
+    return UT_OK;
+}
+
+/* A '/' in a URL always separates path segments (a literal one is written
+ * %2F), so a URL is redacted one component at a time: between two of these
+ * delimiters. A random segment such as a reset token becomes
+ * "/reset/[token]" instead of taking its neighbours along as one long
+ * base64-looking run. */
+static bool is_url_delimiter(char c)
+{
+    return c == '/' || c == '?' || c == '&' || c == '=' || c == '#';
+}
+
+static bool is_space_byte(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Writes `in` into r->unescaped with each component of its percent-encoded
+ * words redacted as decoded (redact_component); the rest is copied, to be
+ * searched with the whole text. A URL in a message, a data value or a
+ * title is found this way too. */
+static ut_status redact_encoded_words(ut_redactor *r, ut_str in)
+{
+    ut_buf *u = &r->unescaped;
+    ut_buf_reset(u);
+    size_t pos = 0;
+    while (pos < in.len) {
+        size_t end = pos;
+        while (end < in.len && !is_space_byte(in.ptr[end]) && !is_url_delimiter(in.ptr[end]))
+            end++;
+        ut_str comp = ut_str_from(in.ptr + pos, end - pos);
+        ut_status st = ut__url_has_escape(comp, false) ? redact_component(r, comp, false, u)
+                                                        : ut_buf_append_str(u, comp);
+        if (st != UT_OK || (end < in.len && ut_buf_append(u, in.ptr + end, 1) != UT_OK))
+            return UT_ENOMEM;
+        pos = end + 1;
+    }
+    return u->oom ? UT_ENOMEM : UT_OK;
+}
+
 ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
 {
-    return redact(r, in, false, out);
+    if (!ut__url_has_escape(in, false))
+        return redact(r, in, false, out);
+    ut_status st = redact_encoded_words(r, in);
+    return st != UT_OK ? st : redact(r, ut_buf_str(&r->unescaped), false, out);
 }
 
 /* ---- URLs ---- */
@@ -942,16 +1022,6 @@ static void strip_url(ut_str in, ut_buf *u)
     }
 }
 
-/* A URL is redacted one component at a time: between two of these
- * delimiters. A '/' in a URL always separates path segments (a literal one
- * is written %2F), so a random segment such as a reset token becomes
- * "/reset/[token]" instead of taking its neighbours along as one long
- * base64-looking run. */
-static bool is_url_delimiter(char c)
-{
-    return c == '/' || c == '?' || c == '&' || c == '=';
-}
-
 ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
 {
     ut_buf_reset(&r->url);
@@ -963,15 +1033,17 @@ ut_status ut_redact_url(ut_redactor *r, ut_str in, ut_buf *out)
     size_t len = r->url.len;
     size_t out_start = out->len;
     size_t pos = 0;
+    bool query = false; /* after the '?': '+' is a space there */
     while (pos < len) {
         size_t end = pos;
         while (end < len && !is_url_delimiter(u[end]))
             end++;
-        if (ut_redact_text(r, ut_str_from(u + pos, end - pos), out) != UT_OK ||
+        if (redact_component(r, ut_str_from(u + pos, end - pos), query, out) != UT_OK ||
             (end < len && ut_buf_append(out, u + end, 1) != UT_OK)) {
             ut_buf_truncate(out, out_start);
             return UT_ENOMEM;
         }
+        query |= end < len && u[end] == '?';
         pos = end + 1;
     }
     return UT_OK;

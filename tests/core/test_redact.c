@@ -415,6 +415,25 @@ static void test_redact_url(void **state)
         {"mailto:jane.doe@example.com", "mailto:[email]"},
         {"tel:+44 20 7946 0958", "tel:[phone]"},
         {"/catalog/items/Blue-Widget-2024/details", "/catalog/items/Blue-Widget-2024/details"},
+        /* Percent-encoded: searched decoded, written encoded again. The
+         * hex digits of "%20" must not join the digits around them. */
+        {"/search/card%204111%201111%201111%201111", "/search/card%20[card]"},
+        {"/search/4111%201111%201111%201111?x", "/search/[card]?x"},
+        {"/call%20(555)%20123-4567", "/call%20[phone]"},
+        {"/iban%20GB82%20WEST%201234%205698%207654%2032", "/iban%20[iban]"},
+        {"/u/jan@b%C3%BCcher.example", "/u/[email]"},
+        {"/u/jan%40b%C3%BCcher.example/x", "/u/[email]/x"},
+        {"/t/token%3Axoxb-908538012911-0285940692566-ypXAQoXilIbQT7IRJz4qYjob", "/t/token:[token]"},
+        {"/s/078%2D05%2D1120", "/s/[ssn]"},
+        {"/q?card+4111+1111+1111+1111=1", "/q?card+[card]="},
+        {"/q?a%2Fb%20jane%40example.com=1", "/q?a%2Fb+[email]="},
+        {"/a%2F4111%201111%201111%201111%2Fb", "/a%2F[card]%2Fb"},
+        /* Nothing personal in the decoded text: written as it came. */
+        {"/catalog/Blue%20Widget%202024?sort%20by=x", "/catalog/Blue%20Widget%202024?sort%20by="},
+        {"/files/report%202026-11-29.pdf", "/files/report%202026-11-29.pdf"},
+        {"/a%2fb%7E/100%25", "/a%2fb%7E/100%25"},
+        {"/bad%zz%4/%", "/bad%zz%4/%"},
+        {"/p+1/q?a+b=", "/p+1/q?a+b="},
     };
     fixture *f = *state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -422,6 +441,25 @@ static void test_redact_url(void **state)
         if (strcmp(got, cases[i].want) != 0)
             fail_msg("url '%s' gave '%s', want '%s'", cases[i].in, got, cases[i].want);
     }
+}
+
+/* A URL in a text field (a message, a data value) is searched decoded
+ * too; words without escapes are searched with the whole text. */
+static void test_redact_text_percent_encoded(void **state)
+{
+    static const redact_case cases[] = {
+        {"see https://x.example/search/card%204111%201111%201111%201111 now",
+         "see https://x.example/search/card%20[card] now"},
+        {"GET /u/jane.doe%40example.com 404", "GET /u/[email] 404"},
+        {"tel%3A%2B44%2020%207946%200958", "tel:[phone]"},
+        {"4111%201111%201111%201111", "[card]"},
+        {"50%25 off, call 555-123-4567", "50%25 off, call [phone]"},
+        {"50%25 off until 2026-11-29", "50%25 off until 2026-11-29"},
+        {"Blue%20Widget", "Blue%20Widget"},
+        {"100%", "100%"},
+    };
+    fixture *f = *state;
+    CHECK_TABLE(f, "percent-encoded text", cases);
 }
 
 /* ---- Events ---- */
@@ -1049,6 +1087,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_redact_corpus_removed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_benign_unchanged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_url, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_redact_text_percent_encoded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_nav, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_click, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_role_and_el, setup, teardown),
