@@ -94,8 +94,14 @@ ut_status ut_buf_printf(ut_buf *b, const char *fmt, ...)
 ut_status ut_buf_append_u64(ut_buf *b, uint64_t v);
 ut_status ut_buf_append_i64(ut_buf *b, int64_t v);
 /* Appends `s` as a JSON string literal, quotes included, escaping what
- * RFC 8259 requires. `s` must be valid UTF-8 (core text always is). */
+ * RFC 8259 requires, and the characters of PROTOCOL.md §4.5 marked for
+ * JSON (as \uXXXX). `s` must be valid UTF-8 (core text always is). */
 ut_status ut_buf_append_json_str(ut_buf *b, ut_str s);
+/* Appends JSON text that another encoder wrote (Jansson's, in `uitrail
+ * mcp`) with the characters ut_buf_append_json_str escapes beyond JSON's
+ * own ('<', '>', U+2028, U+2029, invisible characters: PROTOCOL.md §4.5)
+ * escaped too. Sound because in JSON they can only stand inside strings. */
+ut_status ut_buf_append_json_protected(ut_buf *b, ut_str json);
 static inline ut_str ut_buf_str(const ut_buf *b)
 {
     return (ut_str){b->data, b->len};

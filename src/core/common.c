@@ -1,6 +1,8 @@
 /* Byte strings, status names, the pluggable allocator and ut_buf. */
 #include "uitrail/common.h"
 
+#include "escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,18 +212,53 @@ ut_status ut_buf_printf(ut_buf *b, const char *fmt, ...)
     return UT_OK;
 }
 
-ut_status ut_buf_append_json_str(ut_buf *b, ut_str s)
+/* Writes \uXXXX for the UTF-16 code unit `u`. */
+static char *json_unit_escape(char *o, uint32_t u)
 {
     static const char hex[] = "0123456789abcdef";
-    /* Worst case every byte becomes \u00XX; reserve once. */
+    *o++ = '\\';
+    *o++ = 'u';
+    for (int shift = 12; shift >= 0; shift -= 4)
+        *o++ = hex[(u >> shift) & 15];
+    return o;
+}
+
+/* Writes the character at p[0] (n > 0 bytes left) that is not one of
+ * JSON's own escapes, escaping it when the table in escape.c marks it for
+ * JSON ('<', '>', DEL, U+2028, U+2029, look-alike brackets, invisible
+ * characters): a decoder gives the text back exactly, and a model reading
+ * the JSON sees no tag, line separator or hidden character. Returns the
+ * bytes consumed; *o moves past what was written (at most 6 per byte). */
+static size_t json_put_char(char **o, const unsigned char *p, size_t n)
+{
+    uint32_t cp = p[0];
+    size_t len = cp < 0x80 ? 1 : ut__utf8_decode(p, n, &cp);
+    const ut__char_rule *rule = cp < 0x20 ? NULL : ut__char_rule_of(cp);
+    if (!rule || !rule->json_escape) {
+        memcpy(*o, p, len);
+        *o += len;
+    } else if (cp > 0xFFFF) {
+        *o = json_unit_escape(*o, 0xD800 + ((cp - 0x10000) >> 10));
+        *o = json_unit_escape(*o, 0xDC00 + ((cp - 0x10000) & 0x3FF));
+    } else {
+        *o = json_unit_escape(*o, cp);
+    }
+    return len;
+}
+
+ut_status ut_buf_append_json_str(ut_buf *b, ut_str s)
+{
+    /* Worst case every byte becomes \u00XX (a 2-, 3- or 4-byte character
+     * becomes at most 6, 6 or 12 bytes); reserve once. */
     if (s.len > (SIZE_MAX - 2) / 6 || ut_buf_reserve(b, s.len * 6 + 2) != UT_OK) {
         b->oom = true;
         return UT_ENOMEM;
     }
+    const unsigned char *p = (const unsigned char *)s.ptr;
     char *o = b->data + b->len;
     *o++ = '"';
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char)s.ptr[i];
+    for (size_t i = 0; i < s.len;) {
+        unsigned char c = p[i];
         switch (c) {
         case '"': *o++ = '\\'; *o++ = '"'; break;
         case '\\': *o++ = '\\'; *o++ = '\\'; break;
@@ -230,14 +267,32 @@ ut_status ut_buf_append_json_str(ut_buf *b, ut_str s)
         case '\t': *o++ = '\\'; *o++ = 't'; break;
         default:
             if (c < 0x20) {
-                *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
-                *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+                o = json_unit_escape(o, c);
+            } else if (c >= 0x80 || c == '<' || c == '>' || c == 0x7F) {
+                i += json_put_char(&o, p + i, s.len - i);
+                continue;
             } else {
                 *o++ = (char)c;
             }
         }
+        i++;
     }
     *o++ = '"';
+    b->len = (size_t)(o - b->data);
+    b->data[b->len] = '\0';
+    return UT_OK;
+}
+
+ut_status ut_buf_append_json_protected(ut_buf *b, ut_str json)
+{
+    if (json.len > SIZE_MAX / 6 || ut_buf_reserve(b, json.len * 6) != UT_OK) {
+        b->oom = true;
+        return UT_ENOMEM;
+    }
+    const unsigned char *p = (const unsigned char *)json.ptr;
+    char *o = b->data + b->len;
+    for (size_t i = 0; i < json.len;)
+        i += json_put_char(&o, p + i, json.len - i);
     b->len = (size_t)(o - b->data);
     b->data[b->len] = '\0';
     return UT_OK;

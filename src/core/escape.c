@@ -1,45 +1,125 @@
-/* Escaping of page text for the text trace: see escape.h for the contract
- * and SECURITY.md ("Page text in the trace") for the rules as users see
- * them. The JSON trace carries the text exactly (JSON escaping is enough
- * there); only the text trace, which is read by a language model inside a
- * frame, needs look-alikes for its structural characters. */
+/* What page text may become on its way to a model: the one table of
+ * characters dropped or replaced (char_rules), and the escaping of page
+ * text for the text trace. See escape.h for the contract and PROTOCOL.md
+ * §4.5 for the table as users see it. */
 #include "escape.h"
 
 #include <stdbool.h>
 
-ut__char_fate ut__char_fate_of(uint32_t cp)
+/* What becomes of a character of page text on its way to a model: the one
+ * table for ingest (ut_text_clean), the text trace (ut__escape_text) and
+ * every JSON output (ut_buf_append_json_str: the JSON and compact traces,
+ * the tab list, the event streams, and `uitrail mcp`, which writes JSON the
+ * same way). Rows are sorted and do not overlap; a character without a row
+ * is kept everywhere. PROTOCOL.md §4.5 prints this table.
+ *
+ *   fate  at ingest: kept, dropped (invisible: it can hide an instruction
+ *         from a human reviewer while a model reads it), or a line break;
+ *   text  in the text trace: NULL copies it, "" drops it, else the
+ *         replacement (a look-alike that delimits nothing);
+ *   json  in JSON: written as a \uXXXX escape rather than raw, so that no
+ *         JSON a model reads holds a tag, a line separator or an invisible
+ *         character, and a JSON decoder still gives the text back exactly. */
+#define DROPPED UT__CHAR_DROP, "", true
+#define LINE_BREAK UT__CHAR_LINEBREAK, " ", true
+#define LEFT_ANGLE UT__CHAR_KEEP, "\xE2\x80\xB9", true  /* U+2039 */
+#define RIGHT_ANGLE UT__CHAR_KEEP, "\xE2\x80\xBA", true /* U+203A */
+
+static const ut__char_rule char_rules[] = {
+    {0x00, 0x1F, UT__CHAR_KEEP, " ", false},  /* C0 controls (JSON has its own escapes) */
+    {'"', '"', UT__CHAR_KEEP, "\xE2\x80\x9D", false}, /* -> U+201D */
+    {'<', '<', LEFT_ANGLE},
+    {'>', '>', RIGHT_ANGLE},
+    {0x7F, 0x7F, UT__CHAR_KEEP, " ", true},   /* DEL */
+    {0x80, 0x84, DROPPED},                    /* C1 controls */
+    {0x85, 0x85, LINE_BREAK},                 /* NEL (ingest writes "\n") */
+    {0x86, 0x9F, DROPPED},                    /* C1 controls */
+    {0xAD, 0xAD, DROPPED},                    /* soft hyphen */
+    {0x2C2, 0x2C2, LEFT_ANGLE},               /* modifier letter left arrowhead */
+    {0x2C3, 0x2C3, RIGHT_ANGLE},
+    {0x34F, 0x34F, DROPPED},                  /* combining grapheme joiner */
+    {0x61C, 0x61C, DROPPED},                  /* Arabic letter mark */
+    {0x115F, 0x1160, DROPPED},                /* Hangul fillers */
+    {0x1433, 0x1433, RIGHT_ANGLE},            /* Canadian syllabics PO */
+    {0x1438, 0x1438, LEFT_ANGLE},             /* Canadian syllabics PA */
+    {0x17B4, 0x17B5, DROPPED},                /* Khmer inherent vowels */
+    {0x180B, 0x180F, DROPPED},                /* Mongolian variation selectors, vowel separator */
+    {0x200B, 0x200F, DROPPED},                /* zero-width space, joiners; LRM, RLM */
+    {0x2028, 0x2029, LINE_BREAK},             /* line and paragraph separators */
+    {0x202A, 0x202E, DROPPED},                /* bidi embeddings and overrides */
+    {0x2060, 0x206F, DROPPED},                /* word joiner, invisible operators, bidi isolates */
+    {0x2192, 0x2192, UT__CHAR_KEEP, "->", false}, /* the outcome arrow */
+    {0x2329, 0x2329, LEFT_ANGLE},             /* angle brackets */
+    {0x232A, 0x232A, RIGHT_ANGLE},
+    {0x276C, 0x276C, LEFT_ANGLE},             /* ornamental angle brackets */
+    {0x276D, 0x276D, RIGHT_ANGLE},
+    {0x2770, 0x2770, LEFT_ANGLE},
+    {0x2771, 0x2771, RIGHT_ANGLE},
+    {0x27E8, 0x27E8, LEFT_ANGLE},             /* mathematical angle brackets */
+    {0x27E9, 0x27E9, RIGHT_ANGLE},
+    {0x29FC, 0x29FC, LEFT_ANGLE},             /* curved angle brackets */
+    {0x29FD, 0x29FD, RIGHT_ANGLE},
+    {0x3008, 0x3008, LEFT_ANGLE},             /* CJK angle brackets */
+    {0x3009, 0x3009, RIGHT_ANGLE},
+    {0x3164, 0x3164, DROPPED},                /* Hangul filler */
+    {0xFE00, 0xFE0F, DROPPED},                /* variation selectors */
+    {0xFE64, 0xFE64, LEFT_ANGLE},             /* small less-than */
+    {0xFE65, 0xFE65, RIGHT_ANGLE},
+    {0xFEFF, 0xFEFF, DROPPED},                /* zero-width no-break space (BOM) */
+    {0xFF02, 0xFF02, UT__CHAR_KEEP, "\xE2\x80\x9D", false}, /* fullwidth quotation mark */
+    {0xFF1C, 0xFF1C, LEFT_ANGLE},             /* fullwidth less-than */
+    {0xFF1E, 0xFF1E, RIGHT_ANGLE},
+    {0xFFA0, 0xFFA0, DROPPED},                /* halfwidth Hangul filler */
+    {0xFFF9, 0xFFFB, DROPPED},                /* interlinear annotation controls */
+    {0x1BCA0, 0x1BCA3, DROPPED},              /* shorthand format controls */
+    {0x1D173, 0x1D17A, DROPPED},              /* musical symbol format controls */
+    {0xE0000, 0xE007F, DROPPED},              /* tag characters */
+    {0xE0100, 0xE01EF, DROPPED},              /* variation selectors supplement */
+};
+#define N_CHAR_RULES (sizeof char_rules / sizeof char_rules[0])
+
+const ut__char_rule *ut__char_rule_of(uint32_t cp)
 {
-    if (cp == 0x85 || cp == 0x2028 || cp == 0x2029)
-        return UT__CHAR_LINEBREAK;
-    if (cp >= 0x80 && cp <= 0x9F) /* C1 controls */
-        return UT__CHAR_DROP;
-    if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E ||
-        cp == 0x200F || cp == 0x061C) /* bidi embeddings, overrides, isolates and marks */
-        return UT__CHAR_DROP;
-    if ((cp >= 0x200B && cp <= 0x200D) || cp == 0x2060 || cp == 0xFEFF) /* zero-width */
-        return UT__CHAR_DROP;
-    return UT__CHAR_KEEP;
+    size_t lo = 0, hi = N_CHAR_RULES;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cp > char_rules[mid].hi)
+            lo = mid + 1;
+        else if (cp < char_rules[mid].lo)
+            hi = mid;
+        else
+            return &char_rules[mid];
+    }
+    return NULL;
 }
 
-/* Not a character: what decode gives for a byte that does not start a
- * whole sequence. No rule matches it, so the byte is copied unchanged. */
-#define NOT_A_CHAR UINT32_MAX
+const ut__char_rule *ut__char_rules(size_t *n)
+{
+    *n = N_CHAR_RULES;
+    return char_rules;
+}
+
+ut__char_fate ut__char_fate_of(uint32_t cp)
+{
+    const ut__char_rule *rule = ut__char_rule_of(cp);
+    return rule ? rule->fate : UT__CHAR_KEEP;
+}
 
 /* Decodes the character at p[0] (n > 0 bytes left) into *cp and returns
  * its length. Page text is valid UTF-8 (ut_text_clean); a byte that does
- * not start a whole sequence is returned alone as NOT_A_CHAR. */
-static size_t decode(const unsigned char *p, size_t n, uint32_t *cp)
+ * not start a whole sequence is returned alone as UT__NOT_A_CHAR. */
+size_t ut__utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
     unsigned char c = p[0];
     size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
     if (len == 0 || len > n) {
-        *cp = NOT_A_CHAR;
+        *cp = UT__NOT_A_CHAR;
         return 1;
     }
     uint32_t v = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
     for (size_t i = 1; i < len; i++) {
         if ((p[i] & 0xC0) != 0x80) {
-            *cp = NOT_A_CHAR;
+            *cp = UT__NOT_A_CHAR;
             return 1;
         }
         v = v << 6 | (p[i] & 0x3Fu);
@@ -48,37 +128,14 @@ static size_t decode(const unsigned char *p, size_t n, uint32_t *cp)
     return len;
 }
 
-#define RIGHT_DOUBLE_QUOTE "\xE2\x80\x9D" /* U+201D */
-#define SINGLE_LEFT_ANGLE "\xE2\x80\xB9"  /* U+2039 */
-#define SINGLE_RIGHT_ANGLE "\xE2\x80\xBA" /* U+203A */
 #define EM_DASH "\xE2\x80\x94"            /* U+2014 */
 #define HYPHEN_RUN_MIN 3                  /* "---" frames the prompt section */
 
-/* The replacement of one character, or NULL to copy it. */
+/* The replacement of one character in the text trace, or NULL to copy it. */
 static const char *replacement(uint32_t cp)
 {
-    if (cp < 0x20 || cp == 0x7F)
-        return " ";
-    switch (cp) {
-    case '"':
-    case 0xFF02: /* FULLWIDTH QUOTATION MARK */
-        return RIGHT_DOUBLE_QUOTE;
-    case '<':
-    case 0xFF1C: /* FULLWIDTH LESS-THAN SIGN */
-    case 0xFE64: /* SMALL LESS-THAN SIGN */
-        return SINGLE_LEFT_ANGLE;
-    case '>':
-    case 0xFF1E:
-    case 0xFE65:
-        return SINGLE_RIGHT_ANGLE;
-    case 0x2192: return "->";
-    }
-    switch (ut__char_fate_of(cp)) {
-    case UT__CHAR_LINEBREAK: return " ";
-    case UT__CHAR_DROP: return "";
-    case UT__CHAR_KEEP: break;
-    }
-    return NULL;
+    const ut__char_rule *rule = ut__char_rule_of(cp);
+    return rule ? rule->text : NULL;
 }
 
 /* Writes a run of `n` hyphens: as they are, or one em dash when the run
@@ -99,7 +156,7 @@ void ut__escape_text(ut_buf *out, const char *text, size_t len)
     size_t i = 0;
     while (i < len) {
         uint32_t cp;
-        size_t n = decode(p + i, len - i, &cp);
+        size_t n = ut__utf8_decode(p + i, len - i, &cp);
         const char *rep = cp == '-' ? "" : replacement(cp);
         bool dropped = rep && !*rep;
         if (hyphens && !dropped) {
@@ -140,7 +197,7 @@ void ut__escape_token(ut_buf *out, const char *text, size_t len)
             continue;
         }
         uint32_t cp;
-        size_t n = decode(p + i, len - i, &cp);
+        size_t n = ut__utf8_decode(p + i, len - i, &cp);
         ut_buf_append(out, text + copied, i - copied);
         ut_buf_append(out, "_", 1);
         i += n;

@@ -11,6 +11,8 @@
 
 #include "uitrail/common.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* What ingest and the serializer do with one character. */
@@ -20,17 +22,41 @@ typedef enum ut__char_fate {
     UT__CHAR_LINEBREAK, /* U+0085 NEL, U+2028, U+2029: a line break */
 } ut__char_fate;
 
+/* One row of the table of characters (escape.c, char_rules): a range of
+ * code points, its fate at ingest, its replacement in the text trace (NULL:
+ * copied; "": dropped), and whether JSON writes it as a \uXXXX escape. */
+typedef struct ut__char_rule {
+    uint32_t lo, hi;
+    ut__char_fate fate;
+    const char *text;
+    bool json_escape;
+} ut__char_rule;
+
+/* The row that holds `cp`, or NULL when it is an ordinary character. */
+const ut__char_rule *ut__char_rule_of(uint32_t cp);
+
+/* The whole table, sorted by code point (for tests and documentation). */
+const ut__char_rule *ut__char_rules(size_t *n);
+
+/* Not a character: what ut__utf8_decode gives for a byte that does not
+ * start a whole sequence (no rule matches it). */
+#define UT__NOT_A_CHAR UINT32_MAX
+
+/* Decodes the character at p[0] (n > 0 bytes left) into *cp and returns
+ * its length; a byte that does not start a whole sequence is returned
+ * alone as UT__NOT_A_CHAR. */
+size_t ut__utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
+
 /* The fate of the code point `cp` (C0 controls are kept: ingest keeps a
  * dialog's newlines, and the serializer turns them into spaces). */
 ut__char_fate ut__char_fate_of(uint32_t cp);
 
-/* Appends `len` bytes of page text (UTF-8) escaped for a text trace:
- * controls and line breaks become spaces, invisible characters go, and
- * the characters that delimit the trace's structure are replaced by look-
- * alikes that do not: '"' (and fullwidth U+FF02) -> U+201D; '<' (U+FF1C,
- * U+FE64) -> U+2039; '>' (U+FF1E, U+FE65) -> U+203A; U+2192 (the outcome
- * arrow) -> "->"; a run of three or more '-' (invisible characters inside
- * it do not break it) -> one U+2014. */
+/* Appends `len` bytes of page text (UTF-8) escaped for a text trace: each
+ * character of the table (escape.c, char_rules) becomes its `text`
+ * replacement: controls and line breaks a space, invisible characters
+ * nothing, '"' U+201D, '<' '>' and their look-alikes U+2039 U+203A, U+2192
+ * "->"; and a run of three or more '-' (invisible characters inside it do
+ * not break it) becomes one U+2014. */
 void ut__escape_text(ut_buf *out, const char *p, size_t len);
 
 /* Appends `len` bytes of a role (printed between '[' and ']') as a token:

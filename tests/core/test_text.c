@@ -87,9 +87,22 @@ static const clean_case clean_cases[] = {
      100, BYTES("abc")},
     {"zero-width dropped", BYTES("p\xE2\x80\x8B" "a\xE2\x80\x8Cy\xE2\x80\x8D\xE2\x81\xA0\xEF\xBB\xBF"), 100,
      BYTES("pay")},
-    {"neighbours of the dropped kept", BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xA1"
-       "\xEF\xBB\xBE\xD8\x9B"), 100,
-     BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xA1\xEF\xBB\xBE\xD8\x9B")},
+    {"neighbours of the dropped kept", BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xB0"
+       "\xEF\xBB\xBE\xD8\x9B\xC2\xAC\xC2\xAE\xEF\xB8\x90\xF3\xA0\x82\x80"), 100,
+     BYTES("\xC2\xA0\xE2\x80\x8A\xE2\x80\x90\xE2\x80\xAF\xE2\x81\xB0\xEF\xBB\xBE\xD8\x9B"
+           "\xC2\xAC\xC2\xAE\xEF\xB8\x90\xF3\xA0\x82\x80")},
+    /* Invisible instructions: tag characters spell ASCII no reviewer sees
+     * (U+E0000-E007F); soft hyphen, invisible operators (U+2061-2064),
+     * variation selectors (U+FE00-FE0F, U+E0100-E01EF), Hangul fillers,
+     * the Mongolian vowel separator, interlinear annotation controls. */
+    {"tag characters dropped", BYTES("ok\xF3\xA0\x81\x89\xF3\xA0\x81\x87\xF3\xA0\x81\xBF!"), 100,
+     BYTES("ok!")},
+    {"soft hyphen, invisible operators dropped",
+     BYTES("pa\xC2\xADy\xE2\x81\xA1\xE2\x81\xA2\xE2\x81\xA3\xE2\x81\xA4 now"), 100, BYTES("pay now")},
+    {"variation selectors dropped", BYTES("a\xEF\xB8\x80\xEF\xB8\x8F" "b\xF3\xA0\x84\x80\xF3\xA0\x87\xAF"), 100,
+     BYTES("ab")},
+    {"fillers and format controls dropped",
+     BYTES("x\xE3\x85\xA4\xEF\xBE\xA0\xE1\x85\x9F\xE1\xA0\x8E\xEF\xBF\xB9\xCD\x8Fy"), 100, BYTES("xy")},
     {"C0 controls kept (the serializer spaces them)", BYTES("a\nb\tc"), 100, BYTES("a\nb\tc")},
     {"only invisible", BYTES("\xE2\x80\x8B\xE2\x80\xAE"), 100, BYTES("")},
 };

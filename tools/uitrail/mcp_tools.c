@@ -101,11 +101,17 @@ static int dump_to_buf(const char *data, size_t len, void *ud)
     return ut_buf_append(ud, data, len) == UT_OK ? 0 : -1;
 }
 
+/* Page text reaches the model through these messages: the characters
+ * uitraild's own JSON escapes ('<', '>', U+2028, U+2029, invisible ones:
+ * PROTOCOL.md §4.5) are escaped here too, which Jansson does not do. */
 ut_status ut__mcp_json_dump(const json_t *v, size_t flags, ut_buf *out)
 {
-    if (json_dump_callback(v, dump_to_buf, out, flags) != 0 || out->oom)
-        return UT_ENOMEM;
-    return UT_OK;
+    ut_buf raw = UT_BUF_INIT;
+    ut_status st = UT_ENOMEM;
+    if (json_dump_callback(v, dump_to_buf, &raw, flags) == 0 && !raw.oom)
+        st = ut_buf_append_json_protected(out, ut_buf_str(&raw));
+    ut_buf_free(&raw);
+    return st;
 }
 
 /* A result whose structuredContent is `structured` (stolen), with its
