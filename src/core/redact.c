@@ -43,6 +43,9 @@ enum {
     CALLOUT_PHONE_INTL = 3,   /* +CC number: PHONE_INTL_MIN..MAX_DIGITS */
     CALLOUT_PHONE_TRUNK = 4,  /* national number with trunk 0: PHONE_TRUNK_MIN..MAX_DIGITS */
     CALLOUT_RANDOM_B64 = 5,   /* a long base64 run that looks random */
+    CALLOUT_BASIC_AUTH = 6,   /* base64 of "user:password" */
+    CALLOUT_LUHN = 7,         /* the digits so far pass the Luhn check (Canadian SIN) */
+    CALLOUT_VERHOEFF = 8,     /* the digits so far pass the Verhoeff check (Aadhaar) */
 };
 
 /* E.164 allows at most 15 digits; the shortest international numbers in
@@ -183,6 +186,76 @@ static bool looks_random(const unsigned char *s, size_t n)
     return has_digit && has_letter && transitions * RANDOM_B64_TRANSITIONS_DIVISOR >= n;
 }
 
+static int base64_value(unsigned char c)
+{
+    int v = alnum_value(c);
+    if (v < 0)
+        return c == '+' ? 62 : c == '/' ? 63 : -1;
+    return c <= '9' ? v + 52 : c <= 'Z' ? v - 10 : v + 16; /* A-Z 0-25, a-z 26-51, 0-9 52-61 */
+}
+
+/* HTTP Basic credentials: the base64 run that ends at s[end] decodes to
+ * printable text with a ':' ("user:password"). "Basic plan" decodes to
+ * bytes that are not text, so the word stays. */
+static bool basic_credentials(const unsigned char *s, size_t end)
+{
+    size_t start = end;
+    while (start > 0 && (base64_value(s[start - 1]) >= 0 || s[start - 1] == '='))
+        start--;
+    size_t n = end - start;
+    if (n < 4 || n % 4 != 0)
+        return false;
+    bool colon = false;
+    uint32_t bits = 0;
+    unsigned nbits = 0;
+    for (size_t i = start; i < end && s[i] != '='; i++) {
+        bits = bits << 6 | (uint32_t)base64_value(s[i]);
+        nbits += 6;
+        if (nbits >= 8) {
+            nbits -= 8;
+            unsigned char byte = (unsigned char)(bits >> nbits);
+            if (byte < 0x20 || byte == 0x7F)
+                return false;
+            colon |= byte == ':';
+        }
+    }
+    return colon;
+}
+
+/* The Luhn check over the digits of s[0, n) (separators skipped). */
+static bool luhn_digits(const unsigned char *s, size_t n)
+{
+    unsigned sum = 0, k = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (s[i] < '0' || s[i] > '9')
+            continue;
+        unsigned v = (unsigned)(s[i] - '0');
+        if (k++ % 2 == 1)
+            v = v * 2 > 9 ? v * 2 - 9 : v * 2;
+        sum += v;
+    }
+    return sum % 10 == 0;
+}
+
+/* The Verhoeff check (dihedral group D5) over the digits of s[0, n). */
+static bool verhoeff_digits(const unsigned char *s, size_t n)
+{
+    static const uint8_t d[10][10] = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 3, 4, 0, 6, 7, 8, 9, 5}, {2, 3, 4, 0, 1, 7, 8, 9, 5, 6},
+        {3, 4, 0, 1, 2, 8, 9, 5, 6, 7}, {4, 0, 1, 2, 3, 9, 5, 6, 7, 8}, {5, 9, 8, 7, 6, 0, 4, 3, 2, 1},
+        {6, 5, 9, 8, 7, 1, 0, 4, 3, 2}, {7, 6, 5, 9, 8, 2, 1, 0, 4, 3}, {8, 7, 6, 5, 9, 3, 2, 1, 0, 4},
+        {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}};
+    static const uint8_t p[8][10] = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 5, 7, 6, 2, 8, 3, 0, 9, 4}, {5, 8, 0, 3, 7, 9, 6, 1, 4, 2},
+        {8, 9, 1, 6, 0, 4, 3, 5, 2, 7}, {9, 4, 5, 3, 1, 2, 6, 8, 7, 0}, {4, 2, 8, 6, 5, 7, 3, 9, 0, 1},
+        {2, 7, 9, 3, 8, 0, 6, 4, 1, 5}, {7, 0, 4, 6, 9, 1, 3, 2, 5, 8}};
+    unsigned c = 0, k = 0;
+    for (size_t i = n; i-- > 0;)
+        if (s[i] >= '0' && s[i] <= '9')
+            c = d[c][p[k++ % 8][s[i] - '0']];
+    return c == 0;
+}
+
 /* PCRE2 callout: 0 accepts the candidate, 1 makes the engine backtrack. */
 static int builtin_callout(pcre2_callout_block *cb, void *ud)
 {
@@ -204,6 +277,15 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
     case CALLOUT_RANDOM_B64:
         ok = looks_random(s, n);
         break;
+    case CALLOUT_BASIC_AUTH:
+        ok = basic_credentials(cb->subject, cb->current_position);
+        break;
+    case CALLOUT_LUHN:
+        ok = luhn_digits(s, n);
+        break;
+    case CALLOUT_VERHOEFF:
+        ok = verhoeff_digits(s, n);
+        break;
     }
     return ok ? 0 : 1;
 }
@@ -221,10 +303,13 @@ typedef struct text_profile {
     size_t longest_hex_run;      /* bytes of [0-9A-Fa-f] in a row */
     bool has_at;              /* '@' or its URL encoding %40 */
     bool has_bearer;          /* "bearer", any case */
+    bool has_basic;           /* "basic", any case */
 } text_profile;
 
 #define TOKEN_MIN_RUN 15  /* shortest token the token pattern matches (xoxb- + 10) */
 #define BEARER_MIN_RUN 8  /* shortest token after "Bearer" */
+#define BASIC_MIN_RUN 4   /* shortest credentials after "Basic" ("a:b" is YTpi) */
+#define NATIONAL_ID_MIN_DIGITS 6 /* a UK NINO; a SIN has 9, an Aadhaar 12 */
 #define HEX_MIN_RUN 32    /* the token pattern's hex secrets */
 #define CARD_MIN_DIGITS 13
 #define SSN_DIGITS 9
@@ -235,12 +320,14 @@ typedef struct text_profile {
 static bool may_hold_token(const text_profile *p)
 {
     return p->longest_lettered_run >= TOKEN_MIN_RUN || p->longest_hex_run >= HEX_MIN_RUN ||
-           (p->has_bearer && p->longest_token_run >= BEARER_MIN_RUN);
+           (p->has_bearer && p->longest_token_run >= BEARER_MIN_RUN) ||
+           (p->has_basic && p->longest_token_run >= BASIC_MIN_RUN);
 }
 static bool may_hold_email(const text_profile *p) { return p->has_at; }
 static bool may_hold_iban(const text_profile *p) { return p->digits >= IBAN_MIN_DIGITS; }
 static bool may_hold_card(const text_profile *p) { return p->digits >= CARD_MIN_DIGITS; }
 static bool may_hold_ssn(const text_profile *p) { return p->digits >= SSN_DIGITS; }
+static bool may_hold_national_id(const text_profile *p) { return p->digits >= NATIONAL_ID_MIN_DIGITS; }
 static bool may_hold_phone(const text_profile *p) { return p->digits >= PHONE_INTL_MIN_DIGITS; }
 
 static bool is_token_char(unsigned char c)
@@ -274,8 +361,12 @@ static void profile_text(ut_str in, text_profile *p)
         hex_run = hex ? hex_run + 1 : 0;
         if (hex_run > p->longest_hex_run)
             p->longest_hex_run = hex_run;
-        if ((c | 0x20) == 'b' && i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
-            p->has_bearer = true;
+        if ((c | 0x20) == 'b' && i + 5 <= in.len) {
+            if (i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
+                p->has_bearer = true;
+            if (strncasecmp((const char *)s + i, "basic", 5) == 0)
+                p->has_basic = true;
+        }
     }
 }
 
@@ -295,6 +386,9 @@ static const char token_pattern[] =
     /* "Bearer <token>": the word stays, the token goes. A token made of
      * letters only is ordinary prose ("bearer instrument"). */
     "|(?i:\\bbearer)\\s++\\K(?=[A-Za-z]*+[0-9._~+/-])[A-Za-z0-9._~+/-]{8,}+=*+"
+    /* "Basic <base64 of user:password>" (HTTP Basic authentication), at any
+     * length: the word stays, the credentials go. */
+    "|(?i:\\bbasic)\\s++\\K[A-Za-z0-9+/]{2,}+={0,2}+(?![A-Za-z0-9+/=])" CALLOUT(6)
     /* OpenAI and Anthropic (sk-proj-..., sk-ant-...) and similar. */
     "|(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}+"
     /* Stripe secret, publishable and restricted keys. */
@@ -358,6 +452,24 @@ static const char ssn_pattern[] =
     "(?<![0-9A-Za-z]|[0-9][- ])(?!000|666|9)[0-9]{3}" SSN_SEPARATOR "(?!00)[0-9]{2}\\k<sep>(?!0000)[0-9]{4}"
     "(?![0-9A-Za-z]|[- ][0-9])";
 
+/* National identity numbers:
+ * - UK National Insurance number: two letters (not D, F, I, Q, U or V; the
+ *   second not O; not the prefixes BG, GB, KN, NK, NT, TN or ZZ), six
+ *   digits, a suffix A to D, contiguous or in pairs ("AB 12 34 56 C"). It
+ *   has no check digit; the letter rules keep most codes out.
+ * - Canadian Social Insurance Number: nine digits in groups of three
+ *   ("046 454 286", "046-454-286") passing the Luhn check. Contiguous
+ *   nine digits are left alone: one in ten random numbers would pass.
+ * - Indian Aadhaar: twelve digits, the first 2-9, in groups of four or
+ *   contiguous, passing the Verhoeff check. */
+static const char national_id_pattern[] =
+    "(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    "(?<nsep> ?+)[0-9]{2}\\k<nsep>[0-9]{2}\\k<nsep>[0-9]{2}\\k<nsep>[A-D](?![A-Za-z0-9])"
+    "|(?<![0-9A-Za-z]|[0-9][- ])[0-9]{3}(?<ssep>[ -])[0-9]{3}\\k<ssep>[0-9]{3}"
+    "(?![0-9A-Za-z]|[- ][0-9])" CALLOUT(7)
+    "|(?<![0-9A-Za-z]|[0-9][- ])[2-9][0-9]{3}(?<asep>[ -]?+)[0-9]{4}\\k<asep>[0-9]{4}"
+    "(?![0-9A-Za-z]|[- ][0-9])" CALLOUT(8);
+
 /* Phone numbers. Dates, times, prices, versions and SKUs are kept out by
  * the shapes (a separator between groups, a leading + or 0, or the North
  * American 3-3-4 grouping) and by refusing a candidate that continues with
@@ -375,7 +487,16 @@ static const char phone_pattern[] =
     "|" NO_NUMBER_BEFORE "0[0-9]{1,4}+(?<sep>[ .-])[0-9]{2,8}+(?:\\k<sep>[0-9]{2,4}+){0,3}"
     NO_NUMBER_AFTER CALLOUT(4);
 
-enum family { FAMILY_TOKEN, FAMILY_EMAIL, FAMILY_IBAN, FAMILY_CARD, FAMILY_SSN, FAMILY_PHONE, FAMILY__COUNT };
+enum family {
+    FAMILY_TOKEN,
+    FAMILY_EMAIL,
+    FAMILY_IBAN,
+    FAMILY_CARD,
+    FAMILY_NATIONAL_ID,
+    FAMILY_SSN,
+    FAMILY_PHONE,
+    FAMILY__COUNT
+};
 
 /* How one pass ended. */
 typedef enum pass_result {
@@ -408,6 +529,7 @@ static const struct family_def {
     [FAMILY_EMAIL] = {email_pattern, "[email]", may_hold_email, replace_all},
     [FAMILY_IBAN] = {iban_pattern, "[iban]", may_hold_iban, replace_ibans},
     [FAMILY_CARD] = {card_pattern, "[card]", may_hold_card, replace_cards},
+    [FAMILY_NATIONAL_ID] = {national_id_pattern, "[national-id]", may_hold_national_id, replace_all},
     [FAMILY_SSN] = {ssn_pattern, "[ssn]", may_hold_ssn, replace_all},
     [FAMILY_PHONE] = {phone_pattern, "[phone]", may_hold_phone, replace_all},
 };

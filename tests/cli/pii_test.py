@@ -25,7 +25,10 @@ def corpus(root):
             if not line.strip() or line.startswith("#"):
                 continue
             # "Bearer " is kept by design; the token after it is the secret.
-            secret = line[len("bearer "):] if line.lower().startswith("bearer ") else line
+            secret = line
+            for word in ("bearer ", "basic "):  # kept by design, like "Bearer "
+                if line.lower().startswith(word):
+                    secret = line[len(word):]
             items.append((line, secret))
     return items
 

@@ -257,6 +257,43 @@ static void test_redact_token(void **state)
 }
 
 /* Several families in one text, each replacement where its match was. */
+/* National ids (UK NINO, Canadian SIN, Aadhaar) and HTTP Basic
+ * credentials, with the near misses that must stay: a SIN or an Aadhaar
+ * whose check digit is wrong, a NINO prefix never issued, ordinary words
+ * after "Basic". */
+static void test_redact_national_ids_and_basic(void **state)
+{
+    static const redact_case cases[] = {
+        {"NINO AB 12 34 56 C", "NINO [national-id]"},
+        {"ni:AB123456C;", "ni:[national-id];"},
+        {"JG103759A", "[national-id]"},
+        {"GB123456A", "GB123456A"},          /* prefix never issued */
+        {"QQ123456C", "QQ123456C"},          /* Q is never a first letter */
+        {"AB123456E", "AB123456E"},          /* suffix A-D only */
+        {"XAB123456C", "XAB123456C"},        /* inside a longer code */
+        {"AB 12 3456 C", "AB 12 3456 C"},    /* mixed grouping */
+        {"SIN 046 454 286", "SIN [national-id]"},
+        {"sin=046-454-286.", "sin=[national-id]."},
+        {"SIN 046 454 287", "SIN 046 454 287"}, /* Luhn fails */
+        {"046454286", "046454286"},             /* contiguous: too often something else */
+        {"046 454-286", "046 454-286"},         /* mixed separators */
+        {"Aadhaar 2345 6789 0124", "Aadhaar [national-id]"},
+        {"aadhaar:498765432102", "aadhaar:[national-id]"},
+        {"8765-4321-0988 ok", "[national-id] ok"},
+        {"2345 6789 0125", "2345 6789 0125"},   /* Verhoeff fails */
+        {"1345 6789 0124", "1345 6789 0124"},   /* starts with 0 or 1: never issued */
+        {"Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [token]"},
+        {"authorization: basic YTpi", "authorization: basic [token]"},
+        {"Basic   am9zw6k6c2VjcmV0IQ==", "Basic   [token]"},
+        {"Basic plan", "Basic plan"},
+        {"Basic auth is off", "Basic auth is off"},
+        {"Basic dXNlcg==", "Basic dXNlcg=="},    /* "user": no password */
+        {"Basic QUJD", "Basic QUJD"},            /* "ABC" */
+    };
+    fixture *f = *state;
+    CHECK_TABLE(f, "national ids and Basic", cases);
+}
+
 static void test_redact_mixed_families(void **state)
 {
     fixture *f = *state;
@@ -341,7 +378,8 @@ static const char *fill(char *dst, size_t cap, const struct sentence *t, const c
  * shortest piece that still says something about a secret (the last four
  * digits of a card or an SSN); shorter pieces such as "00" or ".co" are
  * common in any text. */
-static const char replacement_labels[] = "[email] [card] [iban] [ssn] [phone] [token] [redacted]";
+static const char replacement_labels[] =
+    "[email] [card] [iban] [national-id] [ssn] [phone] [token] [redacted]";
 
 static void test_redact_corpus_removed(void **state)
 {
@@ -353,6 +391,8 @@ static void test_redact_corpus_removed(void **state)
         const char *secret = corpus.items[i];
         if (strncasecmp(secret, "bearer ", 7) == 0)
             secret += 7;
+        else if (strncasecmp(secret, "basic ", 6) == 0)
+            secret += 6;
         size_t secret_len = strlen(secret);
         assert_true(secret_len >= 4);
         for (size_t t = 0; t < sizeof templates / sizeof templates[0]; t++) {
@@ -1082,6 +1122,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_redact_ssn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_phone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_redact_national_ids_and_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_mixed_families, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_appends_to_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_corpus_removed, setup, teardown),
