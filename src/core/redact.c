@@ -1227,6 +1227,95 @@ static ut_status place_field(ut_redactor *r, ut_buf *scratch, field_places *plac
     return UT_OK;
 }
 
+/* Where a card number that spans cells of a row leaves each cell: the
+ * bytes before `head` and from `tail` on are replaced by "[card]". */
+typedef struct cell_cut {
+    size_t head, tail;
+} cell_cut;
+
+/* A card number split over neighbouring cells of a row ("4111 1111" |
+ * "1111 1111") passes the per-cell search. The redacted cells are joined
+ * with spaces and searched for cards; a card that crosses a boundary is
+ * cut out of every cell it touches. Cells are rewritten at the end of
+ * scratch (their places updated); nothing changes when no card spans. */
+static ut_status redact_split_cards(ut_redactor *r, ut_buf *scratch, field_place *cells, uint32_t n)
+{
+    ut_buf *j = &r->unescaped;
+    size_t start[UT_CTX_CELLS_MAX + 1];
+    size_t digits = 0;
+    ut_buf_reset(j);
+    for (uint32_t i = 0; i < n; i++) {
+        start[i] = j->len;
+        ut_str cell = ut_str_from(scratch->data + cells[i].offset, cells[i].len);
+        digits += count_digits((const unsigned char *)cell.ptr, cell.len);
+        ut_buf_append_str(j, cell);
+        ut_buf_append(j, " ", 1);
+    }
+    start[n] = j->len;
+    if (j->oom)
+        return UT_ENOMEM;
+    if (digits < CARD_MIN_DIGITS)
+        return UT_OK;
+    cell_cut cut[UT_CTX_CELLS_MAX];
+    for (uint32_t i = 0; i < n; i++)
+        cut[i] = (cell_cut){0, cells[i].len};
+    bool any = false;
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->match);
+    ut_str in = ut_buf_str(j);
+    pass_result res = PASS_DONE;
+    for (size_t offset = 0;
+         offset < in.len && next_match(r, r->builtin[FAMILY_CARD], r->builtin_mctx, in, offset, &res);) {
+        size_t run_end = ov[1];
+        if (ut__card_find(&r->cards, in.ptr, in.len, ov[0], run_end) != UT_OK)
+            return UT_ENOMEM;
+        for (size_t k = 0; k < r->cards.nspans; k++) {
+            size_t a = r->cards.spans[k].start, b = r->cards.spans[k].end;
+            uint32_t first = 0, last = 0;
+            while (first + 1 < n && start[first + 1] <= a)
+                first++;
+            while (last + 1 < n && start[last + 1] < b)
+                last++;
+            if (first == last)
+                continue; /* inside one cell: its own search saw it */
+            any = true;
+            if (a - start[first] < cut[first].tail)
+                cut[first].tail = a - start[first];
+            for (uint32_t i = first + 1; i <= last; i++) {
+                size_t h = i == last ? b - start[i] : cells[i].len;
+                if (h > cut[i].head)
+                    cut[i].head = h > cells[i].len ? cells[i].len : h;
+            }
+        }
+        offset = run_end;
+    }
+    if (res == PASS_NO_MEMORY)
+        return UT_ENOMEM;
+    if (!any)
+        return UT_OK;
+    for (uint32_t i = 0; i < n; i++) {
+        if (cut[i].head == 0 && cut[i].tail == cells[i].len)
+            continue;
+        size_t offset = scratch->len;
+        size_t tail = cut[i].tail < cut[i].head ? cut[i].head : cut[i].tail;
+        /* The cell's bytes are appended from a copy in j: scratch may move. */
+        ut_str kept = ut_str_from(j->data + start[i] + cut[i].head, tail - cut[i].head);
+        if (cut[i].head)
+            ut_buf_append_cstr(scratch, "[card]");
+        ut_buf_append_str(scratch, kept);
+        if (tail < cells[i].len)
+            ut_buf_append_cstr(scratch, "[card]");
+        if (scratch->oom)
+            return UT_ENOMEM;
+        size_t len = ut__utf8_cut(ut_str_from(scratch->data + offset, scratch->len - offset),
+                                  UT_CELL_MAX_BYTES);
+        scratch->len = offset + len;
+        scratch->data[scratch->len] = '\0';
+        cells[i].offset = offset;
+        cells[i].len = len;
+    }
+    return UT_OK;
+}
+
 ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_buf *scratch)
 {
     ut_event red = *ev;
@@ -1269,8 +1358,12 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
     if (st == UT_OK) st = place_field(r, scratch, &places, &red.text, FIELD_TEXT, text_max);
     if (st == UT_OK)
         st = place_field(r, scratch, &places, &red.ctx.name, FIELD_TEXT, UT_CELL_MAX_BYTES);
+    size_t first_cell = places.n;
     for (uint32_t i = 0; i < red.ctx.ncells && st == UT_OK; i++)
         st = place_field(r, scratch, &places, &red.ctx.cells[i], FIELD_TEXT, UT_CELL_MAX_BYTES);
+    /* Empty cells take no place: only a row of placed cells is searched. */
+    if (st == UT_OK && red.ctx.ncells > 1 && places.n - first_cell == red.ctx.ncells)
+        st = redact_split_cards(r, scratch, &places.at[first_cell], red.ctx.ncells);
     /* A host event's keys are the app's identifiers, but they are redacted
      * like its values: an app may build a key from the user's data. */
     for (uint32_t i = 0; i < red.ndata && st == UT_OK; i++) {

@@ -635,6 +635,44 @@ static void test_redact_event_click(void **state)
     ut_buf_free(&scratch);
 }
 
+/* A card number split over neighbouring cells of a row is cut out of
+ * each cell it touches; numbers that only look alike stay. */
+static void test_redact_event_card_split_over_cells(void **state)
+{
+    static const struct {
+        const char *in[4];
+        const char *want[4];
+    } cases[] = {
+        {{"4111 1111", "1111 1111", "Blue", NULL}, {"[card]", "[card]", "Blue", NULL}},
+        {{"Card 4111 1111", "1111 1111 exp 12/27", NULL}, {"Card [card]", "[card] exp 12/27", NULL}},
+        {{"Jane", "4111", "1111 1111", "1111"}, {"Jane", "[card]", "[card]", "[card]"}},
+        {{"5555555555554444", "x 4111 1111", "1111 1111", NULL},
+         {"[card]", "x [card]", "[card]", NULL}},
+        {{"4111 1111", "1111 1112", NULL}, {"4111 1111", "1111 1112", NULL}}, /* Luhn fails */
+        {{"12345678", "Qty 3", "$24.99", NULL}, {"12345678", "Qty 3", "$24.99", NULL}},
+        {{"Order 10023", "2026-11-29", "14:32:05", NULL}, {"Order 10023", "2026-11-29", "14:32:05", NULL}},
+    };
+    fixture *f = *state;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ut_event ev = base_event(UT_KIND_CLICK), out;
+        ev.role = UT_STR_LIT("button");
+        ev.ctx.kind = UT_CTX_ROW;
+        while (ev.ctx.ncells < 4 && cases[c].in[ev.ctx.ncells]) {
+            ev.ctx.cells[ev.ctx.ncells] = ut_str_cstr(cases[c].in[ev.ctx.ncells]);
+            ev.ctx.ncells++;
+        }
+        ut_buf scratch = UT_BUF_INIT;
+        assert_int_equal(ut_redact_event(f->r, &ev, &out, &scratch), UT_OK);
+        assert_int_equal(out.ctx.ncells, ev.ctx.ncells);
+        for (uint32_t i = 0; i < ev.ctx.ncells; i++)
+            if (!str_is(out.ctx.cells[i], cases[c].want[i]))
+                fail_msg("case %zu cell %u: '%.*s', want '%s'", c, i, (int)out.ctx.cells[i].len,
+                         out.ctx.cells[i].ptr, cases[c].want[i]);
+        assert_in_scratch(&out, &scratch);
+        ut_buf_free(&scratch);
+    }
+}
+
 static void test_redact_event_sensitive_click(void **state)
 {
     fixture *f = *state;
@@ -1131,6 +1169,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_redact_text_percent_encoded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_nav, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_click, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_redact_event_card_split_over_cells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_role_and_el, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_sensitive_click, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_change, setup, teardown),
