@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { BLUEWIDGET, BLUEWIDGET_TAB, REPO, daemonJson, run, startDaemon, stopAllDaemons, tempDir } from './lib/daemon.mjs';
+import { BLUEWIDGET, BLUEWIDGET_TAB, REPO, run, startDaemon, stopAllDaemons, tempDir } from './lib/daemon.mjs';
 
 after(stopAllDaemons);
 
@@ -45,7 +45,7 @@ describe('the prompt examples (tools/examples)', () => {
     daemon = await startDaemon();
     base = tempDir('examples');
     await daemon.send(BLUEWIDGET);
-    assert.equal((await daemonJson(daemon, `/v1/tabs/${BLUEWIDGET_TAB}/stable?wait_ms=10000`)).stable, true);
+    await daemon.settled();
     framed = (await daemon.get(`/v1/tabs/${BLUEWIDGET_TAB}/trace?format=text&framed=1&max_tokens=${DEFAULT_MAX_TOKENS}`)).body;
     assert.match(framed, /^--- Recent User Activity ---\n/);
   });
@@ -89,7 +89,7 @@ describe('the prompt examples (tools/examples)', () => {
     const local = await startDaemon({ runtimeDir: join(xdg, 'uitrail') });
     try {
       await local.send(BLUEWIDGET);
-      await daemonJson(local, `/v1/tabs/${BLUEWIDGET_TAB}/stable?wait_ms=10000`);
+      await local.settled();
       const env = { ...process.env, XDG_RUNTIME_DIR: xdg };
       const r = await both([BLUEWIDGET_TAB, QUESTION], env);
       assert.equal(r.status, 0, r.stderr);

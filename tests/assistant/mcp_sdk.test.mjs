@@ -89,8 +89,8 @@ describe('uitrail mcp with the official MCP SDK client', () => {
     await daemon.send(BLUEWIDGET);
     await daemon.send('-', busySession(BUSY_TAB));
     // The daemon marks the Blue Widget page stable 200 ms after its last
-    // event arrives: compare traces once it has.
-    assert.equal((await daemonJson(daemon, `/v1/tabs/${BLUEWIDGET_TAB}/stable?wait_ms=10000`)).stable, true);
+    // event arrives: compare traces once it has settled after the last action.
+    await daemon.settled();
     mcp = await connect(['--runtime-dir', daemon.runtimeDir]);
   });
 
@@ -344,6 +344,7 @@ describe('uitrail mcp without a daemon, and over TCP', () => {
       }
       daemon = await startDaemon({ runtimeDir });
       await daemon.send(BLUEWIDGET);
+      await daemon.settled(); // else the two reads may straddle the page settling
       const result = await mcp.client.callTool({ name: 'recent_activity', arguments: { tab: BLUEWIDGET_TAB } });
       assert.equal(text(result), (await daemon.get(`/v1/tabs/${BLUEWIDGET_TAB}/trace?framed=1`)).body);
     } finally {
@@ -358,6 +359,7 @@ describe('uitrail mcp without a daemon, and over TCP', () => {
     const base = tempDir('tcp');
     try {
       await daemon.send(BLUEWIDGET);
+      await daemon.settled();
       const mcp = await connect(['--http', `127.0.0.1:${daemon.port}`, '--runtime-dir', daemon.runtimeDir]);
       try {
         const tabs = await mcp.client.callTool({ name: 'list_tabs', arguments: {} });

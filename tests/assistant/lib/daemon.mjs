@@ -23,9 +23,18 @@ export const UITRAIL = resolve(process.env.UITRAIL || join(REPO, 'build', 'tools
 export const UITRAILD = resolve(process.env.UITRAILD || join(REPO, 'build', 'src', 'daemon', 'uitraild'));
 export const BLUEWIDGET = join(REPO, 'fixtures', 'sessions', 'bluewidget.json');
 export const BLUEWIDGET_TAB = 'tab-bluewidget';
+// The seq of the Blue Widget session's last action (its last event that is
+// not a mutation record): `stable?after=` it answers once the page answered
+// that action and settled, whenever the request comes. A plain `stable`
+// asked right after the send may answer from the state before the last
+// action's marks (seen under valgrind), and a trace read then says
+// "changing since 14:32:05" where a later one says "stable since 14:32:06".
+export const BLUEWIDGET_LAST_ACTION = JSON.parse(readFileSync(BLUEWIDGET, 'utf8'))
+  .filter(([tag]) => tag !== 'uitrail.mutation').at(-1)[2].seq;
 
 const DAEMON_START_TIMEOUT_MS = 20000; // generous: under valgrind the daemon starts slowly
 const DAEMON_STOP_TIMEOUT_MS = 10000;
+const SETTLE_TIMEOUT_MS = 10000;
 
 export const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
@@ -130,6 +139,17 @@ export async function startDaemon({ extraArgs = [], runtimeDir } = {}) {
       const r = await run(UITRAIL, ['send', '--runtime-dir', dir, file], { input });
       if (r.status !== 0) throw new Error(`uitrail send ${file} exited ${r.status}:\n${r.stderr}`);
       return r;
+    },
+    /**
+     * Waits until `tab`'s page answered the action `after` (a seq) and
+     * settled: then every read of its trace says the same.
+     */
+    async settled(tab = BLUEWIDGET_TAB, after = BLUEWIDGET_LAST_ACTION) {
+      const path = `/v1/tabs/${tab}/stable?wait_ms=${SETTLE_TIMEOUT_MS}&after=${after}`;
+      const r = await httpGet({ socketPath }, path);
+      const answer = r.status === 200 ? JSON.parse(r.body) : null;
+      if (answer?.after !== 'settled') throw new Error(`GET ${path}: ${r.status} ${r.body}`);
+      return answer;
     },
     /** Open connections, from the daemon's own gauge (this request included). */
     async connections() {
