@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <wslay/wslay.h>
@@ -28,6 +29,9 @@
  * drops the rest (the daemon stopped reading: a stable wait holding its
  * pipelined input, or its output cap). */
 #define FUZZ_SEND_STALL_TURNS 8
+/* Times a loopback connect that found no free local port is tried again,
+ * a millisecond apart, before the harness gives up. */
+#define FUZZ_CONNECT_ATTEMPTS 100
 
 static ut__daemon daemon_state;
 static uv_loop_t daemon_loop;
@@ -59,10 +63,10 @@ ut__daemon *fuzz_daemon(void)
         return d;
     /* A write to a client that closed must fail with EPIPE, as in uitraild. */
     signal(SIGPIPE, SIG_IGN);
-    FUZZ_CHECK(mkdtemp(runtime_dir) != NULL, "a private runtime directory");
+    FUZZ_HARNESS_CHECK(mkdtemp(runtime_dir) != NULL, "a private runtime directory");
     snprintf(token_path, sizeof token_path, "%s/fuzz-token", runtime_dir);
     FILE *tf = fopen(token_path, "w");
-    FUZZ_CHECK(tf && fputs(FUZZ_TOKEN "\n", tf) >= 0 && fclose(tf) == 0, "the token file");
+    FUZZ_HARNESS_CHECK(tf && fputs(FUZZ_TOKEN "\n", tf) >= 0 && fclose(tf) == 0, "the token file");
     char *argv[] = {"uitraild-fuzz",  "--runtime-dir", runtime_dir,     "--http",
                     "off",            "--log-level",   "error",         "--max-tabs",
                     FUZZ_MAX_TABS,    "--allow-origin", FUZZ_ALLOWED_ORIGIN, "--token-file",
@@ -96,27 +100,60 @@ bool fuzz_session_conn_alive(const fuzz_session *s)
     return session_conn(s) != NULL;
 }
 
+/* Connects `fd` to `sin`. An interrupted connect (libFuzzer's SIGALRM for
+ * -timeout arrives without SA_RESTART) goes on in the background: wait for
+ * it to finish and take its result. EADDRNOTAVAIL (no free local port:
+ * thousands of sessions a second leave theirs in TIME_WAIT) and EAGAIN are
+ * tried again a while. */
+static int connect_retrying(int fd, const struct sockaddr_in *sin)
+{
+    for (int attempt = 0;; attempt++) {
+        if (connect(fd, (const struct sockaddr *)sin, sizeof *sin) == 0)
+            return 0;
+        if (errno == EINTR || errno == EINPROGRESS || errno == EALREADY) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int err = 0;
+            socklen_t len = sizeof err;
+            while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                    return -1;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+                return -1;
+            errno = err;
+            return err == 0 ? 0 : -1;
+        }
+        if ((errno != EAGAIN && errno != EADDRNOTAVAIL) || attempt == FUZZ_CONNECT_ATTEMPTS)
+            return -1;
+        /* Give the kernel a moment to free a port; harness-only. */
+        usleep(1000);
+    }
+}
+
 /* A connected TCP pair over loopback: the client's end and the
- * daemon's. */
+ * daemon's. A failure here is the harness's (its sockets), not a finding. */
 static void tcp_pair(int fds[2])
 {
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof sin;
     if (tcp_listener < 0) {
         tcp_listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        FUZZ_CHECK(tcp_listener >= 0 && bind(tcp_listener, (struct sockaddr *)&sin, sizeof sin) == 0 &&
-                       listen(tcp_listener, 16) == 0,
-                   "a loopback listener");
+        FUZZ_HARNESS_CHECK(tcp_listener >= 0, "a loopback listener's socket");
+        FUZZ_HARNESS_CHECK(bind(tcp_listener, (struct sockaddr *)&sin, sizeof sin) == 0,
+                           "binding the loopback listener");
+        FUZZ_HARNESS_CHECK(listen(tcp_listener, 16) == 0, "listening on loopback");
     }
-    FUZZ_CHECK(getsockname(tcp_listener, (struct sockaddr *)&sin, &len) == 0, "its address");
+    FUZZ_HARNESS_CHECK(getsockname(tcp_listener, (struct sockaddr *)&sin, &len) == 0,
+                       "the loopback listener's address");
     fds[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    FUZZ_CHECK(fds[1] >= 0 && connect(fds[1], (struct sockaddr *)&sin, sizeof sin) == 0,
-               "a loopback connection");
-    fds[0] = accept4(tcp_listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    FUZZ_CHECK(fds[0] >= 0, "accepted");
+    FUZZ_HARNESS_CHECK(fds[1] >= 0, "a client socket");
+    FUZZ_HARNESS_CHECK(connect_retrying(fds[1], &sin) == 0, "a loopback connection");
+    do
+        fds[0] = accept4(tcp_listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    while (fds[0] < 0 && errno == EINTR);
+    FUZZ_HARNESS_CHECK(fds[0] >= 0, "accepting the loopback connection");
     int flags = 1;
     setsockopt(fds[1], IPPROTO_TCP, 1 /* TCP_NODELAY */, &flags, sizeof flags);
-    FUZZ_CHECK(fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0, "a non-blocking client");
+    FUZZ_HARNESS_CHECK(fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0, "a non-blocking client");
 }
 
 void fuzz_session_open_over(fuzz_session *s, bool tcp)
@@ -132,8 +169,8 @@ void fuzz_session_open_over(fuzz_session *s, bool tcp)
     if (tcp)
         tcp_pair(fds);
     else
-        FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
-                   "a socketpair");
+        FUZZ_HARNESS_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0,
+                           "a socketpair");
     FUZZ_CHECK(ut__conn_adopt(s->d, &ut__http_ops, tcp ? UT__TRANSPORT_TCP : UT__TRANSPORT_UNIX,
                               fds[0], &s->conn_id) == UT_OK,
                "the daemon adopts its end of the pair");
