@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { BLUEWIDGET, BLUEWIDGET_TAB, REPO, UITRAIL, daemonJson, run, startDaemon, stopAllDaemons, tempDir } from './lib/daemon.mjs';
+import { BLUEWIDGET, BLUEWIDGET_TAB, REPO, UITRAIL, run, startDaemon, stopAllDaemons, tempDir } from './lib/daemon.mjs';
 
 after(stopAllDaemons);
 
@@ -141,7 +141,7 @@ describe('the README\'s and GUIDE.md\'s examples, as written', () => {
 
   it('every HTTP API example of GUIDE.md answers', async () => {
     await daemon.send(BLUEWIDGET); // as the first trace did (a second time is harmless)
-    await daemonJson(daemon, `/v1/tabs/${BLUEWIDGET_TAB}/stable?wait_ms=10000`);
+    await daemon.settled(); // after the session's last action, not a stable read that may predate it
     const block = blockWith('GUIDE.md', 'curl --unix-socket $S http://localhost/v1/tabs');
     const results = await runBlock(block);
     const by = (pattern) => {
@@ -186,7 +186,7 @@ describe('the README\'s and GUIDE.md\'s examples, as written', () => {
   });
 
   it('the prompt examples print what the README shows', async () => {
-    await daemonJson(daemon, `/v1/tabs/${BLUEWIDGET_TAB}/stable?wait_ms=10000`);
+    await daemon.settled(); // after the session's last action, not a stable read that may predate it
     const results = await runBlock(blockWith('README.md', 'tools/examples/prompt.mjs'));
     assert.equal(results.length, 2);
     const shown = blockWith('README.md', '=== user ===', '');
