@@ -5,15 +5,16 @@
 // Ctrl-C (SIGINT to its process group, as a terminal sends it) and SIGTERM
 // stop it cleanly. On a private runtime directory and a free port (its
 // extra arguments go to uitraild), with the build of the test
-// (UITRAIL_BUILD_DIR): everything is installed and built, so its package
-// and build steps do nothing.
+// (UITRAIL_BUILD_DIR): the Debian packages are installed and the build is
+// configured, so those steps install and configure nothing. The sender's
+// npm package may be missing (a clean clone): tools/run installs it then.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, afterEach, describe, it } from 'node:test';
 
 import { BLUEWIDGET_LAST_ACTION, BLUEWIDGET_TAB, REPO, UITRAILD, freePort, httpGet, run, tempDir } from './lib/daemon.mjs';
 
@@ -62,17 +63,22 @@ describe('tools/run', { skip: notABuild }, () => {
   const base = tempDir('tools-run');
   const runtimeDir = join(base, 'rt');
   let first;
-  after(() => {
-    if (first?.child.exitCode === null) process.kill(-first.child.pid, 'SIGKILL');
-    rmSync(base, { recursive: true, force: true });
+  // A failed first case must not leave its daemon answering for the next.
+  afterEach(async () => {
+    if (first?.child.exitCode === null && first.child.signalCode === null) {
+      process.kill(-first.child.pid, 'SIGKILL');
+      await first.exited;
+    }
   });
+  after(() => rmSync(base, { recursive: true, force: true }));
 
   it('starts the demo, prints commands that give the README\'s trace, and stops on Ctrl-C', async () => {
     const port = await freePort();
     first = startRun(['--runtime-dir', runtimeDir, '--http', `127.0.0.1:${port}`]);
     await started(first);
     assert.match(first.out.stderr, /tools\/run: starting uitraild --demo/);
-    assert.doesNotMatch(first.out.stderr, /installing|configuring|reconfiguring/, 'all present: nothing installed or configured');
+    assert.doesNotMatch(first.out.stderr, /tools\/deps: installing|configuring|reconfiguring/,
+      'the packages are present and the build configured: nothing installed or configured');
     assert.ok(first.out.stdout.includes(`open http://127.0.0.1:${port}/demo/ in a browser`), first.out.stdout);
     assert.ok(first.out.stdout.includes(`ssh -L ${port}:127.0.0.1:${port}`), first.out.stdout);
 
