@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "config.h"
 #include "conn.h"
+#include "cors.h"
 #include "defer.h"
 #include "http.h"
 #include "ingest.h"

@@ -174,6 +174,7 @@ static void req_buffers(ut__http_req *r, void (*fn)(ut_buf *))
         fn(&r->headers[i]);
     fn(&r->header_name);
     fn(&r->path_tab);
+    fn(&r->cors);
 }
 
 static void req_reset(ut__http_req *r)
@@ -205,6 +206,7 @@ const char *ut__http_reason_phrase(int status)
     switch (status) {
     case 200: return "OK";
     case 202: return "Accepted";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -238,14 +240,22 @@ void ut__http_respond(ut__conn *c, int status, const char *content_type, const c
     ut_buf_append_i64(out, status);
     ut_buf_append(out, " ", 1);
     ut_buf_append_cstr(out, ut__http_reason_phrase(status));
-    ut_buf_append_cstr(out, "\r\nContent-Type: ");
-    ut_buf_append_cstr(out, content_type);
-    ut_buf_append_cstr(out, "\r\nContent-Length: ");
-    ut_buf_append_u64(out, body_len);
-    ut_buf_append_cstr(out, "\r\nCache-Control: no-store\r\n"
+    ut_buf_append_cstr(out, "\r\n");
+    /* A 204 has no content, and says nothing of its length (RFC 9110 8.6). */
+    assert(status != 204 || body_len == 0);
+    if (status != 204) {
+        ut_buf_append_cstr(out, "Content-Type: ");
+        ut_buf_append_cstr(out, content_type);
+        ut_buf_append_cstr(out, "\r\nContent-Length: ");
+        ut_buf_append_u64(out, body_len);
+        ut_buf_append_cstr(out, "\r\n");
+    }
+    ut_buf_append_cstr(out, "Cache-Control: no-store\r\n"
                             "X-Content-Type-Options: nosniff\r\n");
     if (extra_headers)
         ut_buf_append_cstr(out, extra_headers);
+    if (http_of(c)->req.cors.len)
+        ut_buf_append(out, http_of(c)->req.cors.data, http_of(c)->req.cors.len);
     ut_buf_append_cstr(out, close ? "Connection: close\r\n\r\n" : "\r\n");
     /* The answer to HEAD is the answer to GET without its body (RFC 9110
      * 9.3.2): the same Content-Length, no content. */

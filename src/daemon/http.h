@@ -54,6 +54,9 @@ typedef struct ut__http_req {
     int status;
     char error[256];
     const char *error_headers;
+    /* Header lines every answer to this request carries, whatever its
+     * status: CORS for an allowed page (cors.c), else empty. */
+    ut_buf cors;
     /* The app's state for this request (an ingest body), freed with
      * `app_free` when the next request begins or the connection ends. */
     void *app;

@@ -44,6 +44,7 @@ struct ut__route {
     bool upgrade;        /* only a request with Upgrade (and only then) */
     bool demo;           /* only with --demo */
     bool stream;         /* a GET that never ends (an event stream): no HEAD */
+    bool cors;           /* a page of an allowed origin may send it (cors.c) */
     route_access access;
     /* The headers are in and access is granted: what the body may be.
      * NULL: any. */
@@ -69,7 +70,9 @@ static const route routes[] = {
     {.method = HTTP_GET, .path = "/v1/events", .stream = true, .access = ACCESS_READER_OR_DEMO, .serve = serve_events},
     {.method = HTTP_GET, .path = "/v1/ingest", .upgrade = true, .access = ACCESS_BROWSER_INGEST,
      .serve = ut__ws_upgrade},
-    {.method = HTTP_POST, .path = "/v1/ingest", .access = ACCESS_INGEST_WRITER,
+    {.method = HTTP_OPTIONS, .path = "/v1/ingest", .cors = true, .access = ACCESS_ANYONE,
+     .serve = ut__cors_serve_preflight},
+    {.method = HTTP_POST, .path = "/v1/ingest", .cors = true, .access = ACCESS_INGEST_WRITER,
      .headers = ut__ingest_http_headers, .body = ut__ingest_http_body, .serve = ut__ingest_http_serve},
     {.method = HTTP_GET, .path = "/demo/config.json", .demo = true, .access = ACCESS_OWN_HOST,
      .serve = ut__static_demo_config},
@@ -235,7 +238,8 @@ static const route *route_match_request(ut__conn *c)
     for (size_t i = 0; i < N_ROUTES && !found; i++) {
         const route *row = &routes[i];
         if ((row->demo && !c->d->settings.demo) ||
-            (row->upgrade && !(r->upgrade && r->method == row->method)))
+            (row->upgrade && !(r->upgrade && r->method == row->method)) ||
+            (row->method == HTTP_OPTIONS && r->method != HTTP_OPTIONS))
             continue;
         if (path_matches(row, path, &tab))
             found = row;
@@ -377,6 +381,8 @@ static void routes_headers(ut__conn *c)
     r->route = row;
     /* A request no row serves needs a reader's access to learn so. */
     route_access access = row ? row->access : ACCESS_READER;
+    if (row && row->cors && !r->status)
+        ut__cors_allow_ingest(c);
     assert((unsigned)access < ACCESS__COUNT && access_checks[access]);
     if (access_checks[access](c) && row && !r->status && row->headers)
         row->headers(c);

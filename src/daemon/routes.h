@@ -1,8 +1,10 @@
 /* routes.c: the HTTP endpoints of protocol §2, as one table of rows
  * {method, path, handlers, access}: what http.c calls for each request
  * (the daemon's http_app). Every answer that is not a success is JSON
- * {"error": "..."} with a one-line reason; no answer carries CORS
- * headers, so a web page cannot read a trace through a user's browser.
+ * {"error": "..."} with a one-line reason. No answer carries CORS
+ * headers but those of POST /v1/ingest and its preflight to a page of an
+ * allowed origin in signed mode (cors.c): a web page cannot read a trace
+ * through a user's browser.
  *
  * The top of the HTTP side: it calls the rooms that answer (waiters.c,
  * sse.c, ws.c, static.c, ingest.c) and nothing calls it but http.c,

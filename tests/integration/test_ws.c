@@ -1282,6 +1282,92 @@ static void test_http_ingest_signed(void **state)
     signed_stop(&sd);
 }
 
+/* Sends one raw request over TCP and reads its answer. */
+static void raw_request(const itest_daemon *d, const char *req, itest_response *r)
+{
+    int fd = itest_connect_tcp(d->http_port);
+    assert_true(fd >= 0);
+    assert_true(itest_send(fd, req, strlen(req)) && itest_read_response(fd, r, ITEST_TIMEOUT_MS));
+    close(fd);
+}
+
+/* CORS, POST /v1/ingest's only: in signed mode a page of an allowed
+ * origin gets its preflight granted and may read the answers to its POST
+ * (the sender's "http" transport); any other origin, a request without
+ * one, any other endpoint and any other mode get no CORS header at all. */
+static void test_http_ingest_cors(void **state)
+{
+    (void)state;
+    signed_daemon sd;
+    signed_start(&sd, (const char *const[]){"--allow-origin", "https://app.test", NULL});
+    itest_daemon *d = &sd.d;
+    char *token = mint("tab-c", 60, "https://app.test", INGEST_SECRET);
+    static const char body[] =
+        "[\"uitrail.nav\", 1700000000, {\"tab\": \"tab-c\", \"url\": \"https://x.test/c\", "
+        "\"title\": \"C\", \"how\": \"load\"}]";
+    char post_app[2048], post_app_bad[1024], post_evil[2048], read_app[512];
+#define CORS_POST                                                                                  \
+    "POST /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: %s\r\nAuthorization: Bearer %s\r\n"     \
+    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s"
+    snprintf(post_app, sizeof post_app, CORS_POST, "https://app.test", token, sizeof body - 1, body);
+    snprintf(post_app_bad, sizeof post_app_bad, CORS_POST, "https://app.test", "nope", sizeof body - 1, body);
+    snprintf(post_evil, sizeof post_evil, CORS_POST, "https://evil.test", token, sizeof body - 1, body);
+    snprintf(read_app, sizeof read_app,
+             "GET /v1/tabs HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://app.test\r\n"
+             "Authorization: Bearer %s\r\n\r\n", d->token);
+#define CORS_PREFLIGHT                                                                             \
+    "OPTIONS /v1/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\n%s"                                           \
+    "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization,content-type\r\n\r\n"
+    char pre_app[512], pre_evil[512], pre_none[512];
+    snprintf(pre_app, sizeof pre_app, CORS_PREFLIGHT, "Origin: https://app.test\r\n");
+    snprintf(pre_evil, sizeof pre_evil, CORS_PREFLIGHT, "Origin: https://evil.test\r\n");
+    snprintf(pre_none, sizeof pre_none, CORS_PREFLIGHT, "");
+    const struct {
+        const char *what, *request;
+        int status;
+        const char *cors; /* the CORS headers expected, NULL: none at all */
+    } cases[] = {
+        {"preflight of the allowed origin", pre_app, 204,
+         "access-control-allow-origin: https://app.test\nvary: Origin\n"},
+        {"preflight of another origin", pre_evil, 403, NULL},
+        {"preflight without an Origin", pre_none, 403, NULL},
+        {"POST of the allowed origin", post_app, 202, "access-control-allow-origin: https://app.test\n"},
+        {"refused POST of the allowed origin", post_app_bad, 401,
+         "access-control-allow-origin: https://app.test\n"},
+        {"POST of another origin", post_evil, 403, NULL},
+        {"a read with the allowed origin", read_app, 200, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        itest_response r;
+        raw_request(d, cases[i].request, &r);
+        if (r.status != cases[i].status)
+            fail_msg("%s: %d %s", cases[i].what, r.status, r.body.data);
+        if (cases[i].cors ? !strstr(r.headers.data, cases[i].cors) : !!strstr(r.headers.data, "access-control-"))
+            fail_msg("%s: headers\n%s", cases[i].what, r.headers.data);
+        if (cases[i].status == 204) {
+            assert_non_null(strstr(r.headers.data, "access-control-allow-methods: POST\n"));
+            assert_non_null(strstr(r.headers.data, "access-control-allow-headers: authorization, content-type\n"));
+            assert_null(strstr(r.headers.data, "content-length"));
+        }
+        itest_response_free(&r);
+    }
+    assert_int_equal(itest_metric(d, "uitrail_events_applied_total{kind=\"nav\"}"), 1);
+    ut_free(token);
+    signed_stop(&sd);
+
+    /* Without signed mode a page has no credential to POST with: its
+     * preflight is refused, even from an allowed origin. */
+    itest_daemon od;
+    start(&od, (const char *const[]){"--allow-origin", "https://app.test", NULL});
+    itest_response r;
+    raw_request(&od, pre_app, &r);
+    assert_int_equal(r.status, 403);
+    assert_null(strstr(r.headers.data, "access-control-"));
+    assert_non_null(strstr(r.body.data, "signed mode"));
+    itest_response_free(&r);
+    stop_clean(&od);
+}
+
 /* Runs uitraild with `args` (shell words) until it exits; returns its
  * stderr (caller frees) and its exit status in `status`. */
 static char *run_daemon_to_exit(const char *dir, const char *args, int *status)
@@ -1471,6 +1557,7 @@ int main(void)
         cmocka_unit_test(test_ws_origin_only_mode_and_the_top_seq),
         cmocka_unit_test(test_ws_ingest_secret_option_is_checked),
         cmocka_unit_test(test_http_ingest_signed),
+        cmocka_unit_test(test_http_ingest_cors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,9 +84,10 @@ export async function startHaproxy(config, env, ports) {
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript' };
 
 /**
- * The app behind the proxy: GET / is `page` (HTML); /assets/uitrail.js and
- * /assets/lib/ are the real sender and its modules, and /assets/msgpack/
- * its msgpack module, as an app would ship them.
+ * The app behind the proxy: GET / is `page` (HTML; setPage(html) changes
+ * it); /assets/uitrail.js and /assets/lib/ are the real sender and its
+ * modules, and /assets/msgpack/ its msgpack module, as an app would ship
+ * them.
  */
 export async function startApp(page) {
   const senderDir = join(REPO, 'tools', 'sender');
@@ -119,5 +120,9 @@ export async function startApp(page) {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
+  return {
+    port: server.address().port,
+    setPage: (html) => { page = html; },
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
