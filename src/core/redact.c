@@ -1361,9 +1361,11 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
     size_t first_cell = places.n;
     for (uint32_t i = 0; i < red.ctx.ncells && st == UT_OK; i++)
         st = place_field(r, scratch, &places, &red.ctx.cells[i], FIELD_TEXT, UT_CELL_MAX_BYTES);
-    /* Empty cells take no place: only a row of placed cells is searched. */
-    if (st == UT_OK && red.ctx.ncells > 1 && places.n - first_cell == red.ctx.ncells)
-        st = redact_split_cards(r, scratch, &places.at[first_cell], red.ctx.ncells);
+    /* Empty cells take no place, so the cells searched together are the
+     * non-empty ones in row order: a card split around a blank column
+     * ("4111 1111" | "" | "1111 1111") is found as if they were neighbours. */
+    if (st == UT_OK && places.n - first_cell > 1)
+        st = redact_split_cards(r, scratch, &places.at[first_cell], (uint32_t)(places.n - first_cell));
     /* A host event's keys are the app's identifiers, but they are redacted
      * like its values: an app may build a key from the user's data. */
     for (uint32_t i = 0; i < red.ndata && st == UT_OK; i++) {
