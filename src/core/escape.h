@@ -1,11 +1,21 @@
-/* How text that came from a page is written into the text trace (protocol
- * §4), so that it can never pass for the trace's own structure: a line,
- * a quoted name's end, a role's bracket, an arrow or the prompt frame.
+/* What page text may become on its way to a model (protocol §4.5): the
+ * one table of characters dropped or replaced, and the escaping of page
+ * text for the text trace, so that it can never pass for the trace's own
+ * structure (a line, a quoted name's end, a role's bracket, an arrow, the
+ * prompt frame) nor hide what a reviewer cannot see.
  *
- * Owned by src/core/escape.c; used by the text serializer (trace_text.c, the
- * one place page text enters a text trace) and by ut_text_clean (text.c),
- * which drops the same invisible characters at ingest. The rules are the
- * SECURITY.md's "Page text in the trace" and are pinned by tests/core/test_escape.c. */
+ * Who owns what: escape.c owns the table (char_rules) and the text
+ * escaping. Its users only ask it: ut_text_clean (text.c) drops the
+ * table's invisible characters at ingest; the text serializer
+ * (trace_text.c, the one place page text enters a text trace) escapes
+ * through ut__escape_text and ut__escape_token; every JSON writer goes
+ * through ut_buf_append_json_str (common.c), which escapes what the table
+ * marks for JSON (the JSON and compact traces, /v1/tabs, the event
+ * streams), or through ut_buf_append_json_protected (common.c) for JSON
+ * that Jansson wrote (`uitrail mcp`'s messages). PROTOCOL.md §4.5 prints
+ * the table; it is pinned by tests/core/test_escape.c, and over
+ * fixtures/hostile/corpus.json by tests/cli/escape_test.py and
+ * tests/assistant/mcp_hostile.test.mjs. */
 #ifndef UITRAIL_CORE_ESCAPE_H
 #define UITRAIL_CORE_ESCAPE_H
 
@@ -18,7 +28,7 @@
 /* What ingest and the serializer do with one character. */
 typedef enum ut__char_fate {
     UT__CHAR_KEEP,      /* an ordinary character */
-    UT__CHAR_DROP,      /* C1 control, bidi control or zero-width character */
+    UT__CHAR_DROP,      /* invisible (C1 and bidi controls, zero-width, tag characters...) */
     UT__CHAR_LINEBREAK, /* U+0085 NEL, U+2028, U+2029: a line break */
 } ut__char_fate;
 
