@@ -29,6 +29,13 @@
  * again. */
 #define ITEST_POLL_MS 10
 
+int itest_timeout_scale(void)
+{
+    const char *v = getenv("UT_TEST_TIMEOUT_SCALE");
+    int scale = v ? atoi(v) : 1;
+    return scale >= 1 && scale <= 100 ? scale : 1;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;

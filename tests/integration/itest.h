@@ -14,11 +14,18 @@
 
 #include "uitrail/common.h"
 
-#define ITEST_TIMEOUT_MS 10000
+/* The bound of every wait on the daemon: ten seconds, times
+ * $UT_TEST_TIMEOUT_SCALE (meson's valgrind setup sets it, as it multiplies
+ * the tests' own timeouts: a daemon under memcheck on a busy machine may
+ * take longer than that just to start, and that is not a product failure). */
+#define ITEST_TIMEOUT_MS (10000 * itest_timeout_scale())
 /* How long a live daemon may take to settle a fixture's traces on its own
  * clock (marks, the busy cap, dead clicks), with slack for a loaded
  * machine. Only an upper bound: a test never waits for it to pass. */
-#define ITEST_SETTLE_MS 30000
+#define ITEST_SETTLE_MS (30000 * itest_timeout_scale())
+
+/* $UT_TEST_TIMEOUT_SCALE when it is a number from 1 to 100, else 1. */
+int itest_timeout_scale(void);
 
 typedef struct itest_daemon {
     pid_t pid;
