@@ -179,9 +179,13 @@ describe('behind HAProxy with TLS', { skip: !haveDaemon() && 'uitraild is not bu
 
 // The app's page as a team with a separate ingest host writes it: the
 // sender posts to another origin, with the tab and the signed per-tab
-// token the app's backend gave the page (here, written into it).
-function httpTransportPage(ingestUrl, tab, token) {
-  return APP_PAGE.replace("uitrail.start()", `uitrail.start(${JSON.stringify({ url: ingestUrl, transport: 'http', tab, token })})`);
+// tokens the app's backend gives the page (here, written into it): the
+// first has expired, as a page left open past its token's life would
+// find, and the token function gives the next one when asked again.
+function httpTransportPage(ingestUrl, tab, tokens) {
+  const options = `{ url: ${JSON.stringify(ingestUrl)}, transport: 'http', tab: ${JSON.stringify(tab)}, `
+    + `token: ((tokens) => () => tokens.length > 1 ? tokens.shift() : tokens[0])(${JSON.stringify(tokens)}) }`;
+  return APP_PAGE.replace('uitrail.start()', `uitrail.start(${options})`);
 }
 
 describe('the HTTP transport from another origin, behind HAProxy, in signed mode', { skip: !haveDaemon() && 'uitraild is not built' }, () => {
@@ -219,9 +223,9 @@ describe('the HTTP transport from another origin, behind HAProxy, in signed mode
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('a page of the allowed origin posts its tab cross-origin; the backend reads the trace inside', async () => {
+  test('a page of the allowed origin posts its tab cross-origin, past an expired token; the backend reads the trace inside', async () => {
     const tab = 'proxy-http-tab';
-    app.setPage(httpTransportPage(ingestOrigin, tab, mintToken(SECRET, tab, 600, pageOrigin)));
+    app.setPage(httpTransportPage(ingestOrigin, tab, [mintToken(SECRET, tab, -1, pageOrigin), mintToken(SECRET, tab, 600, pageOrigin)]));
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(`${pageOrigin}/`);
@@ -239,12 +243,15 @@ describe('the HTTP transport from another origin, behind HAProxy, in signed mode
       'typed 2 chars into [textbox] "Price"',
       'navigate / "Catalog admin"',
     ], trace);
-    // The page read every answer (CORS granted): each batch acknowledged, none lost.
+    // The page read every answer (CORS granted): the batch refused for its
+    // expired token was sent again with a fresh one, and none was lost.
     const stats = await until('every batch acknowledged', async () => {
       const s = await page.evaluate(() => ({ ...window.tracker.stats }));
       return s.acked === s.queued ? s : null;
     });
     assert.equal(stats.rejected || 0, 0, JSON.stringify(stats));
+    const metrics = await httpGet(ports.internal, '/metrics', auth);
+    assert.match(metrics.body, /^uitrail_ingest_tokens_refused_total\{reason="expired"\} [1-9]/m, 'the expired token was tried');
     await context.close();
   });
 

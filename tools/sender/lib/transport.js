@@ -265,10 +265,14 @@ export function createTransport({ baseUrl, token, kind, measure, tabInUrl, tab, 
     stats.sent += batch.count;
     nextToken().then((current) => postBatch(batch, false, current)).then((response) => {
       httpBusy = false;
-      if (response.ok || (response.status >= 400 && response.status < 500 &&
-          response.status !== 408 && response.status !== 429)) {
-        // A 4xx other than a throttle names a batch the daemon will never
-        // take; retrying it would block every later event.
+      // A 401 when the token comes from a function is a token that expired
+      // (or a secret rotated): the retry asks the function for a fresh one,
+      // as a WebSocket closed with 1008 reconnects with one.
+      const retry = response.status === 408 || response.status === 429 ||
+        (response.status === 401 && typeof token === 'function');
+      if (response.ok || (response.status >= 400 && response.status < 500 && !retry)) {
+        // Any other 4xx names a batch the daemon will never take; retrying
+        // it would block every later event.
         if (!response.ok) stats.rejected += batch.count;
         inflight.shift();
         inflightEvents -= batch.count;
