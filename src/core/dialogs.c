@@ -56,6 +56,15 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
     if (!fresh)
         return UT_ENOMEM;
     ut__dialog **known = dialog_find(t, ev->el);
+    if (known && !ev->text.len && dialog_part(*known, 3).len) {
+        /* An update with nothing in it is a dialog emptied while it
+         * closes (content rendered only while open, gone during the exit
+         * transition): what the user read is the last snapshot that had
+         * content, which its close will show. */
+        ut_free(fresh);
+        ut__action_answered(&t->action, &t->ring, now, t->last_us);
+        return UT_OK;
+    }
     if (known) {
         /* A second open of the same dialog only updates its snapshot. */
         fresh->next = (*known)->next;

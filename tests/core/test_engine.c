@@ -573,6 +573,35 @@ static void test_engine_dialog_outcome_and_close(void **state)
     ut_engine_free(e);
 }
 
+/* Issue 20 item 3: a dialog whose content is rendered only while it is
+ * open is empty during its exit transition; that empty update must not
+ * replace what the user read, whatever the close then carries. */
+static void test_engine_dialog_emptied_while_closing_keeps_snapshot(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *update; /* the second open's snapshot */
+        const char *close;  /* the close's own snapshot */
+        const char *line;
+    } cases[] = {
+        {"", "", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Blue Widget \xC2\xB7 Total: $20"},
+        {"", "Total:", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Blue Widget \xC2\xB7 Total: $20"},
+        {"Total: $45", "", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Total: $45"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ut_engine *e = engine_default();
+        ut_event open = ev_dialog("t", AT(0), UT_DIALOG_OPEN, "Cart", "dlg", "Blue Widget \xC2\xB7 Total: $20");
+        apply_ok(e, &open);
+        open.time_us = AT(900);
+        open.text = (ut_str){cases[i].update, strlen(cases[i].update)};
+        apply_ok(e, &open);
+        ut_event close = ev_dialog("t", AT(1200), UT_DIALOG_CLOSE, "", "dlg", cases[i].close);
+        apply_ok(e, &close);
+        assert_line(e, "t", 0, cases[i].line);
+        ut_engine_free(e);
+    }
+}
+
 static void test_engine_dialog_without_click(void **state)
 {
     (void)state;
@@ -1350,6 +1379,7 @@ int main(void)
         cmocka_unit_test(test_engine_change_lines),
         cmocka_unit_test(test_engine_alert_lines),
         cmocka_unit_test(test_engine_dialog_outcome_and_close),
+        cmocka_unit_test(test_engine_dialog_emptied_while_closing_keeps_snapshot),
         cmocka_unit_test(test_engine_dialog_without_click),
         cmocka_unit_test(test_engine_dialog_snapshot_cut),
         cmocka_unit_test(test_engine_dialogs_remembered_cap),
