@@ -20,6 +20,7 @@ typedef enum ut_kind {
     UT_KIND_CLOSE,
     UT_KIND_UNLOAD, /* the page is going away; the tab may come back (a load, a bfcache restore) */
     UT_KIND_APP,    /* a host event: the app's own semantic event (tracker.emit) */
+    UT_KIND_INVALID, /* form validation: the controls found invalid and their messages */
     UT_KIND__COUNT
 } ut_kind;
 
@@ -104,6 +105,14 @@ typedef struct ut_app_pair {
     ut_str value;
 } ut_app_pair;
 
+/* One control of an `invalid` record: its role, accessible name (empty
+ * when withheld) and the message the page showed for it. */
+typedef struct ut_invalid_field {
+    ut_str role;
+    ut_str name;
+    ut_str text;
+} ut_invalid_field;
+
 typedef enum ut_mut_kind { UT_MUT_CHILDLIST = 0, UT_MUT_ATTRIBUTES = 1, UT_MUT_CHARDATA = 2 } ut_mut_kind;
 
 /* One entry of a mutation record's `recs`. */
@@ -170,6 +179,10 @@ typedef struct ut_event {
      * `level` its level; `data` its key/value pairs */
     ut_app_pair data[UT_APP_DATA_MAX];
     uint32_t ndata;
+
+    /* invalid: the controls found invalid, in page order */
+    ut_invalid_field fields[UT_INVALID_FIELDS_MAX];
+    uint32_t nfields;
 
     /* mutation */
     uint32_t dom_elements;

@@ -25,6 +25,10 @@
 #define UT_APP_DATA_MAX 16          /* pairs of `data`; a record with more is rejected */
 #define UT_APP_KEY_MAX_BYTES 32     /* one key of `data`; a longer key is rejected */
 #define UT_APP_VALUE_MAX_BYTES 256  /* one value of `data`; longer values are cut */
+/* Form validation (`uitrail.invalid`): the controls a submit found
+ * invalid, each with the message the page showed for it. */
+#define UT_INVALID_FIELDS_MAX 8          /* `fields` kept; later ones are dropped */
+#define UT_INVALID_TEXT_MAX_BYTES 256    /* one field's message; longer is cut */
 
 /* ---- Wire (msgpack decoding; see shared/style.md) ---- */
 #define UT_FRAME_MAX_BYTES (1u << 20)      /* one Forward message */

@@ -102,6 +102,7 @@ static uint8_t click_rank(const ut__line *l)
     case UT__OUT_DIALOG:
     case UT__OUT_ALERT:
     case UT__OUT_DEAD:
+    case UT__OUT_INVALID:
         return UT__RANK_FACT;
     default:
         break;
@@ -133,7 +134,8 @@ static uint8_t base_rank(const ut__line *l, bool newest_nav)
         return en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? UT__RANK_FACT : UT__RANK_ACTION;
     case UT__E_DIALOG_OPEN: return UT__RANK_ACTION;
     case UT__E_ALERT:
-    case UT__E_APP: return UT__RANK_FACT;
+    case UT__E_APP:
+    case UT__E_INVALID: return UT__RANK_FACT;
     }
     return UT__RANK_PLAIN;
 }

@@ -562,6 +562,26 @@ static ut_status apply_app(ut__tab *t, ut_buf *build, const ut_event *ev, int64_
     return UT_OK;
 }
 
+/* Form validation: the outcome of the click awaiting one (a submit that
+ * found the form invalid), else a line of its own. */
+static ut_status apply_invalid(ut__tab *t, ut_buf *build, const ut_event *ev, int64_t now)
+{
+    ut__invalid_list(build, ev);
+    if (build->oom)
+        return UT_ENOMEM;
+    ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
+    ut__action_answered(&t->action, &t->ring, now, t->last_us);
+    if (candidate)
+        return ut__action_set_outcome(&t->action, candidate, UT__OUT_INVALID, UT_STR_NULL, ut_buf_str(build), 0);
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_MEMBERS] = ut_buf_str(build);
+    ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_INVALID, fields);
+    if (!en)
+        return UT_ENOMEM;
+    ut__ring_add(&t->ring, en, now, t->action.late);
+    return UT_OK;
+}
+
 /* A click: the click rules make or fold its entry; it is an action the
  * page answers (actions.h), already answered when the control reported
  * its state after it. */
@@ -602,6 +622,7 @@ static ut_status apply_rules(ut_engine *e, ut__tab *t, const ut_event *ev, int64
     case UT_KIND_MUTATION: return apply_mutation(e, t, ev, now);
     case UT_KIND_UNLOAD: return apply_unload(e, t, now);
     case UT_KIND_APP: return apply_app(t, &e->build, ev, now);
+    case UT_KIND_INVALID: return apply_invalid(t, &e->build, ev, now);
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }

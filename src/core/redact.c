@@ -1190,9 +1190,9 @@ typedef struct field_place {
     size_t len;
 } field_place;
 
-/* tab, role, el, url, title, name, value, text, context name, cells, and
- * a host event's data keys and values. */
-#define EVENT_TEXT_FIELDS_MAX (9 + UT_CTX_CELLS_MAX + 2 * UT_APP_DATA_MAX)
+/* tab, role, el, url, title, name, value, text, context name, cells, a
+ * host event's data keys and values, and an invalid record's fields. */
+#define EVENT_TEXT_FIELDS_MAX (9 + UT_CTX_CELLS_MAX + 2 * UT_APP_DATA_MAX + 3 * UT_INVALID_FIELDS_MAX)
 
 typedef struct field_places {
     field_place at[EVENT_TEXT_FIELDS_MAX];
@@ -1339,6 +1339,8 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
                                                 : UT_DIALOG_TEXT_MAX_BYTES;
     if (red.ndata > UT_APP_DATA_MAX)
         red.ndata = UT_APP_DATA_MAX;
+    if (red.nfields > UT_INVALID_FIELDS_MAX)
+        red.nfields = UT_INVALID_FIELDS_MAX;
     size_t scratch_start = scratch->len;
     field_places places = {.n = 0};
     ut_status st = UT_OK;
@@ -1372,6 +1374,15 @@ ut_status ut_redact_event(ut_redactor *r, const ut_event *ev, ut_event *out, ut_
         st = place_field(r, scratch, &places, &red.data[i].key, FIELD_TEXT, UT_APP_KEY_MAX_BYTES);
         if (st == UT_OK)
             st = place_field(r, scratch, &places, &red.data[i].value, FIELD_TEXT, UT_APP_VALUE_MAX_BYTES);
+    }
+    /* A validation message is page text, and may quote what was typed. */
+    for (uint32_t i = 0; i < red.nfields && st == UT_OK; i++) {
+        ut_invalid_field *f = &red.fields[i];
+        st = place_field(r, scratch, &places, &f->role, FIELD_TEXT, UT_ROLE_MAX_BYTES);
+        if (st == UT_OK)
+            st = place_field(r, scratch, &places, &f->name, FIELD_TEXT, UT_NAME_MAX_BYTES);
+        if (st == UT_OK)
+            st = place_field(r, scratch, &places, &f->text, FIELD_TEXT, UT_INVALID_TEXT_MAX_BYTES);
     }
     if (st != UT_OK) {
         ut_buf_truncate(scratch, scratch_start);

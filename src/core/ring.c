@@ -94,6 +94,22 @@ void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes)
     ut_buf_append(b, item.ptr, n);
 }
 
+void ut__invalid_list(ut_buf *b, const ut_event *ev)
+{
+    ut_buf_reset(b);
+    for (uint32_t i = 0; i < ev->nfields && i < UT_INVALID_FIELDS_MAX; i++) {
+        const ut_invalid_field *f = &ev->fields[i];
+        size_t role = ut__utf8_cut(f->role, UT_ROLE_MAX_BYTES);
+        size_t name = ut__utf8_cut(f->name, UT_NAME_MAX_BYTES);
+        size_t text = ut__utf8_cut(f->text, UT_INVALID_TEXT_MAX_BYTES);
+        if (b->len + 3 * UT__LIST_ITEM_HDR + role + name + text > UT__TEXT_FIELD_MAX)
+            break;
+        ut__list_put(b, f->role, UT_ROLE_MAX_BYTES);
+        ut__list_put(b, f->name, UT_NAME_MAX_BYTES);
+        ut__list_put(b, f->text, UT_INVALID_TEXT_MAX_BYTES);
+    }
+}
+
 bool ut__list_next(ut_str *list, ut_str *item)
 {
     if (list->len < UT__LIST_ITEM_HDR)

@@ -20,6 +20,7 @@ typedef enum ut__entry_kind {
     UT__E_DIALOG_OPEN,
     UT__E_DIALOG_CLOSE,
     UT__E_APP,  /* a host event: name, text, level in `detail`, data in UT__F_MEMBERS */
+    UT__E_INVALID, /* form validation: role, name, message triples in UT__F_MEMBERS */
 } ut__entry_kind;
 
 /* What followed a click. UT__OUT_CHANGED is provisional while the click's
@@ -32,6 +33,7 @@ typedef enum ut__outcome {
     UT__OUT_ALERT,
     UT__OUT_CHANGED,
     UT__OUT_DEAD,
+    UT__OUT_INVALID, /* form validation: the triples (ut__invalid_list) in UT__F_OUT_TEXT */
 } ut__outcome;
 
 /* The text fields of an entry, stored back to back in its `text` array.
@@ -45,7 +47,7 @@ typedef enum ut__field {
     UT__F_CTX,      /* list */
     UT__F_MEMBERS,  /* list: a burst's members; a host event's data as key, value pairs */
     UT__F_OUT_ROLE, /* the outcome dialog's role */
-    UT__F_OUT_TEXT, /* the outcome dialog's name, navigation path or alert text */
+    UT__F_OUT_TEXT, /* the outcome dialog's name, navigation path, alert text or invalid list */
     UT__F__COUNT
 } ut__field;
 
@@ -119,6 +121,11 @@ ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[
 void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes);
 /* Iterates a list field: returns false at its end, else the next item. */
 bool ut__list_next(ut_str *list, ut_str *item);
+/* Builds in `b` the list of an `invalid` event's fields: role, name and
+ * message of each, in order, as many whole fields as fit in
+ * UT__TEXT_FIELD_MAX bytes (so that it is never cut as an outcome's
+ * text). */
+void ut__invalid_list(ut_buf *b, const ut_event *ev);
 
 /* A tab's ring of its last `cap` entries, oldest evicted. */
 typedef struct ut__ring {

@@ -159,6 +159,7 @@ static const char *const kind_names[UT_KIND__COUNT] = {
     [UT_KIND_CLOSE] = "close",
     [UT_KIND_UNLOAD] = "unload",
     [UT_KIND_APP] = "app",
+    [UT_KIND_INVALID] = "invalid",
 };
 
 /* Tags in the uitrail namespace that are not events: the header entry of a

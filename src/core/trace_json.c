@@ -109,6 +109,26 @@ static void json_trusted(ut_buf *out, const ut__entry *en)
     }
 }
 
+/* "fields": [{"role", "name", "text"}, ...] of a list of invalid fields
+ * (ut__invalid_list); "name" left out when the sender withheld it. */
+static void json_invalid_fields(ut_buf *out, ut_str list)
+{
+    ut_str role, name, text;
+    json_key(out, "fields");
+    ut_buf_append(out, "[", 1);
+    for (bool first = true;
+         ut__list_next(&list, &role) && ut__list_next(&list, &name) && ut__list_next(&list, &text);
+         first = false) {
+        ut_buf_append_cstr(out, first ? "{\"role\":" : ",{\"role\":");
+        ut_buf_append_json_str(out, role);
+        if (name.len)
+            json_str_field(out, "name", name);
+        json_str_field(out, "text", text);
+        ut_buf_append(out, "}", 1);
+    }
+    ut_buf_append(out, "]", 1);
+}
+
 static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
@@ -136,6 +156,10 @@ static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
         break;
     case UT__OUT_CHANGED: ut_buf_append_cstr(out, "{\"kind\":\"page_changed\""); break;
     case UT__OUT_DEAD: ut_buf_append_cstr(out, "{\"kind\":\"no_response\""); break;
+    case UT__OUT_INVALID:
+        ut_buf_append_cstr(out, "{\"kind\":\"invalid\"");
+        json_invalid_fields(out, text);
+        break;
     }
     ut_buf_append(out, "}", 1);
 }
@@ -299,7 +323,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
     static const char *const kinds[] = {
         [UT__E_NAV] = "nav", [UT__E_CLICK] = "click", [UT__E_BURST] = "burst",
         [UT__E_CHANGE] = "change", [UT__E_ALERT] = "alert", [UT__E_DIALOG_OPEN] = "dialog",
-        [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app",
+        [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app", [UT__E_INVALID] = "invalid",
     };
     json_open_kind(out, UT__ENUM_NAME(kinds, en->kind));
     json_times(out, js, "time", "ms", en->time_us);
@@ -308,6 +332,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
     case UT__E_BURST: json_entry_burst(out, en, js); break;
     case UT__E_CHANGE: json_entry_change(out, en, js); break;
     case UT__E_APP: json_entry_app(out, en); break;
+    case UT__E_INVALID: json_invalid_fields(out, ut__entry_field(en, UT__F_MEMBERS)); break;
     case UT__E_ALERT: json_entry_alert(out, en); break;
     case UT__E_DIALOG_OPEN:
     case UT__E_DIALOG_CLOSE: json_entry_dialog(out, en, js); break;
@@ -554,6 +579,21 @@ static void event_json_app(ut_buf *out, const ut_event *ev)
     ut_buf_append(out, "}", 1);
 }
 
+static void event_json_invalid(ut_buf *out, const ut_event *ev)
+{
+    json_key(out, "fields");
+    ut_buf_append(out, "[", 1);
+    for (uint32_t i = 0; i < ev->nfields && i < UT_INVALID_FIELDS_MAX; i++) {
+        ut_buf_append_cstr(out, i ? ",{\"role\":" : "{\"role\":");
+        ut_buf_append_json_str(out, ev->fields[i].role);
+        if (ev->fields[i].name.len)
+            json_str_field(out, "name", ev->fields[i].name);
+        json_str_field(out, "text", ev->fields[i].text);
+        ut_buf_append(out, "}", 1);
+    }
+    ut_buf_append(out, "]", 1);
+}
+
 ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
 {
     ut_buf_mark mark = ut_buf_begin(out);
@@ -585,6 +625,7 @@ ut_status ut_event_to_json(const ut_event *ev, ut_buf *out)
         json_bool(out, "persisted", ev->persisted);
         break;
     case UT_KIND_APP: event_json_app(out, ev); break;
+    case UT_KIND_INVALID: event_json_invalid(out, ev); break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }

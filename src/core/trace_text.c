@@ -212,6 +212,25 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
     put_quoted(out, text);
 }
 
+/* `invalid: [textbox] "Amount": "Enter an amount" · [checkbox] "Terms":
+ * "Accept the terms"`: each control the page found invalid, with its
+ * message, all page text quoted and cut like names. */
+static void put_invalid(ut_buf *out, ut_str list)
+{
+    ut_str role, name, text;
+    ut_buf_append_cstr(out, "invalid:");
+    for (bool first = true;
+         ut__list_next(&list, &role) && ut__list_next(&list, &name) && ut__list_next(&list, &text);
+         first = false) {
+        if (!first)
+            ut_buf_append_cstr(out, " \xC2\xB7");
+        put_role(out, role);
+        put_name(out, name);
+        ut_buf_append_cstr(out, ": ");
+        put_quoted(out, text);
+    }
+}
+
 /* `nav`: the navigation entry the click caused, printed here instead of
  * on a line of its own: `→ navigated (in-app) to /x "Title"`. */
 static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
@@ -247,6 +266,10 @@ static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
     case UT__OUT_DEAD:
         ut_buf_append_cstr(out, ARROW);
         ut_buf_append_cstr(out, "no visible response");
+        return;
+    case UT__OUT_INVALID:
+        ut_buf_append_cstr(out, ARROW);
+        put_invalid(out, text);
         return;
     }
 }
@@ -420,6 +443,7 @@ void ut__trace_entry_text(ut_buf *out, const ut__line *l, bool same_row)
     case UT__E_BURST: put_burst(out, l, same_row); return;
     case UT__E_CHANGE: put_change(out, en); return;
     case UT__E_APP: put_app(out, en); return;
+    case UT__E_INVALID: put_invalid(out, ut__entry_field(en, UT__F_MEMBERS)); return;
     case UT__E_ALERT:
         put_alert(out, ut__entry_field(en, UT__F_ROLE), en->detail, ut__entry_field(en, UT__F_TEXT));
         return;

@@ -278,7 +278,7 @@ static ut_status deliver(message_ctx *m, const msgpack_object *time, const msgpa
     if (m->route == ROUTE_UNKNOWN_KIND) {
         int n = m->tag.size < 64 ? (int)m->tag.size : 64;
         snprintf(detail, sizeof detail, "%.*s: unknown kind; known kinds are nav, click, change, "
-                 "alert, dialog, mutation, close, unload, app", n, m->tag.ptr);
+                 "alert, dialog, mutation, close, unload, app, invalid", n, m->tag.ptr);
         for (char *p = detail; *p; p++)
             if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
                 *p = '?';

@@ -68,6 +68,7 @@ static size_t record_fields(const ut_event *ev, bool with_rt)
     case UT_KIND_UNLOAD: return n + 1;
     case UT_KIND_APP: return n + 2 + (ev->level != UT_LEVEL_NONE) + (ev->ndata != 0);
     case UT_KIND_ALERT: return n + 2 + (ev->level != UT_LEVEL_NONE);
+    case UT_KIND_INVALID: return n + 1;
     case UT_KIND_DIALOG: return n + 5;
     case UT_KIND_MUTATION: return n + 3 + ev->has_net + (ev->dropped != 0) + ev->loaded;
     case UT_KIND_CLOSE:
@@ -156,6 +157,16 @@ static int pack_record(msgpack_packer *pk, const ut_event *ev, bool with_rt)
                 rc |= pack_str(pk, ev->data[i].key) || pack_str(pk, ev->data[i].value);
         }
         break;
+    case UT_KIND_INVALID:
+        rc |= pack_cstr(pk, "fields") || msgpack_pack_array(pk, ev->nfields);
+        for (uint32_t i = 0; i < ev->nfields; i++) {
+            const ut_invalid_field *f = &ev->fields[i];
+            rc |= msgpack_pack_map(pk, 2 + (f->name.len != 0)) || pack_text_field(pk, "role", f->role) ||
+                  pack_text_field(pk, "text", f->text);
+            if (f->name.len)
+                rc |= pack_text_field(pk, "name", f->name);
+        }
+        break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT:
         break;
@@ -169,7 +180,7 @@ ut_status ut_wire_pack_event(const ut_event *ev, bool with_rt, ut_buf *out)
         ev->time_us / 1000000 > (int64_t)UT_WIRE_TIME_MAX_S || ev->rt_us < 0 ||
         (unsigned)ev->how >= UT_NAV__COUNT || (unsigned)ev->ctx.kind >= UT_CTX__COUNT ||
         (unsigned)ev->level > UT_LEVEL_INFO || (unsigned)ev->sort >= UT_SORT__COUNT ||
-        ev->ndata > UT_APP_DATA_MAX)
+        ev->ndata > UT_APP_DATA_MAX || ev->nfields > UT_INVALID_FIELDS_MAX)
         return UT_EINVAL;
 
     char tag[32];

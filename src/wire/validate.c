@@ -93,19 +93,19 @@ bool ut__wire_time_us(const msgpack_object *t, int64_t *out_us)
 typedef enum field {
     F_TAB, F_SEQ, F_RT, F_URL, F_TITLE, F_HOW, F_TZ, F_ROLE, F_NAME, F_EL, F_CTX, F_STATE,
     F_SENS, F_VALUE, F_LEN, F_CHECKED, F_TEXT, F_LEVEL, F_DOM, F_RECS, F_BUSY, F_DROPPED,
-    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET, F_ACTOR,
+    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET, F_ACTOR, F_FIELDS,
     F__COUNT
 } field;
 
 static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
-    "trusted", "sort", "persisted", "data", "loaded", "net", "actor",
+    "trusted", "sort", "persisted", "data", "loaded", "net", "actor", "fields",
 };
 /* Their lengths, so that a key is told from a name by its length and first
  * byte before any memcmp (ut__record_validator_init checks the table). */
 static const uint8_t field_lens[F__COUNT] = {
-    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3, 5,
+    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3, 5, 6,
 };
 
 /* The fields by their first letter (field + 1; 0 ends a list), so that a
@@ -118,6 +118,7 @@ static const uint8_t fields_by_letter[26][6] = {
     BY('c') = {F_CTX + 1, F_CHECKED + 1},
     BY('d') = {F_DOM + 1, F_DROPPED + 1, F_DATA + 1},
     BY('e') = {F_EL + 1},
+    BY('f') = {F_FIELDS + 1},
     BY('h') = {F_HOW + 1},
     BY('l') = {F_LEN + 1, F_LEVEL + 1, F_LOADED + 1},
     BY('n') = {F_NAME + 1, F_NET + 1},
@@ -620,6 +621,54 @@ static ut_status validate_dialog(vctx *c)
     return UT_OK;
 }
 
+/* One control of `fields`: a map of `role` (text), `name` (optional text)
+ * and `text` (the message), each cleaned and cut. */
+static ut_status validate_invalid_field(vctx *c, uint32_t i, const msgpack_object *o, ut_invalid_field *f)
+{
+    static const struct {
+        const char *key;
+        bool required;
+        size_t max_bytes;
+        size_t offset;
+    } parts[] = {
+        {"role", true, UT_ROLE_MAX_BYTES, offsetof(ut_invalid_field, role)},
+        {"name", false, UT_NAME_MAX_BYTES, offsetof(ut_invalid_field, name)},
+        {"text", true, UT_INVALID_TEXT_MAX_BYTES, offsetof(ut_invalid_field, text)},
+    };
+    char name[32];
+    snprintf(name, sizeof name, "fields[%" PRIu32 "]", i);
+    ut_status st = need_type(c, name, o, MSGPACK_OBJECT_MAP, "a map");
+    for (size_t p = 0; st == UT_OK && p < sizeof parts / sizeof parts[0]; p++) {
+        const msgpack_object *x = map_get(o, parts[p].key);
+        snprintf(name, sizeof name, "fields[%" PRIu32 "].%s", i, parts[p].key);
+        if (!x && parts[p].required)
+            return reject(c, UT_REJECT_MISSING_FIELD, "field \"%s\" is missing", name);
+        if (x)
+            st = text_at(c, name, x, parts[p].max_bytes, (ut_str *)(void *)((char *)f + parts[p].offset));
+    }
+    return st;
+}
+
+/* Form validation: `fields`, 1 or more controls (those beyond
+ * UT_INVALID_FIELDS_MAX dropped), each with a message. */
+static ut_status validate_invalid(vctx *c)
+{
+    const msgpack_object *o;
+    ut_status st = get_field(c, F_FIELDS, true, &o);
+    if (st == UT_OK)
+        st = need_type(c, "fields", o, MSGPACK_OBJECT_ARRAY, "an array");
+    if (st != UT_OK)
+        return st;
+    if (o->via.array.size == 0)
+        return reject(c, UT_REJECT_BAD_VALUE, "field \"fields\" is empty: name at least one invalid control");
+    uint32_t n = o->via.array.size < UT_INVALID_FIELDS_MAX ? o->via.array.size : UT_INVALID_FIELDS_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if ((st = validate_invalid_field(c, i, &o->via.array.ptr[i], &c->ev->fields[i])) != UT_OK)
+            return st;
+    c->ev->nfields = n;
+    return UT_OK;
+}
+
 /* Whether `a` (6 elements) is a well-typed mutation entry within range. */
 static bool rec_is_valid(const msgpack_object *a)
 {
@@ -769,6 +818,8 @@ ut_status ut__record_validate(ut__record_validator *v, ut_kind kind, int64_t tim
     ev->ctx.name = empty;
     for (uint32_t i = 0; i < UT_APP_DATA_MAX; i++)
         ev->data[i].key = ev->data[i].value = empty;
+    for (uint32_t i = 0; i < UT_INVALID_FIELDS_MAX; i++)
+        ev->fields[i].role = ev->fields[i].name = ev->fields[i].text = empty;
     ut_buf_reset(&v->text);
     v->nfixups = 0;
     v->detail[0] = '\0';
@@ -799,6 +850,7 @@ ut_status ut__record_validate(ut__record_validator *v, ut_kind kind, int64_t tim
         case UT_KIND_CLOSE: break;
         case UT_KIND_UNLOAD: st = validate_unload(&c); break;
         case UT_KIND_APP: st = validate_app(&c); break;
+        case UT_KIND_INVALID: st = validate_invalid(&c); break;
         case UT_KIND__COUNT: break;
         }
     }

@@ -703,6 +703,86 @@ static void test_engine_alert_outcome(void **state)
     ut_engine_free(e);
 }
 
+/* An `invalid` event of two controls at `ms`. */
+static ut_event ev_invalid_two(int64_t t_us)
+{
+    ut_event ev = {.kind = UT_KIND_INVALID, .tab = UT_STR_LIT("t"), .time_us = t_us};
+    ev.fields[0] = (ut_invalid_field){UT_STR_LIT("textbox"), UT_STR_LIT("Amount"), UT_STR_LIT("Enter an amount")};
+    ev.fields[1] = (ut_invalid_field){UT_STR_LIT("checkbox"), UT_STR_LIT("I accept the terms"),
+                                      UT_STR_LIT("You must \"accept\" the terms")};
+    ev.nfields = 2;
+    return ev;
+}
+
+/* Issue 20 item 11: what a submit found invalid is its outcome; it wins
+ * over "page changed" (the messages are a change of the page), and is a
+ * line of its own when no click awaits one. */
+static void test_engine_invalid_outcome(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event m = ev_mutation_big("t", AT(0));
+    apply_ok(e, &m);
+    ut_event ev = ev_click_in("t", AT(5000), "button", "Place order", "submit", UT_CTX_FORM, "Payment");
+    apply_ok(e, &ev);
+    m.time_us = AT(5050);
+    apply_ok(e, &m);
+    assert_line(e, "t", 0, "click [button] \"Place order\" (in form: Payment) \xE2\x86\x92 page changed");
+    ev = ev_invalid_two(AT(5100));
+    apply_ok(e, &ev);
+    assert_int_equal(lines_of(e, "t"), 1);
+    assert_line(e, "t", 0,
+                "click [button] \"Place order\" (in form: Payment) \xE2\x86\x92 invalid: [textbox] \"Amount\": "
+                "\"Enter an amount\" \xC2\xB7 [checkbox] \"I accept the terms\": \"You must \xE2\x80\x9D"
+                "accept\xE2\x80\x9D the terms\"");
+    char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    assert_non_null(strstr(json, "\"outcome\":{\"kind\":\"invalid\",\"fields\":[{\"role\":\"textbox\",\"name\":"
+                                 "\"Amount\",\"text\":\"Enter an amount\"},{\"role\":\"checkbox\",\"name\":"
+                                 "\"I accept the terms\",\"text\":\"You must \\\"accept\\\" the terms\"}]"));
+    free(json);
+    /* Past the outcome window, and with a withheld name: its own line. */
+    ev = ev_invalid_two(AT(5100 + UT_OUTCOME_WINDOW_MS + 1));
+    ev.fields[0].name = UT_STR_NULL;
+    ev.nfields = 1;
+    apply_ok(e, &ev);
+    assert_int_equal(lines_of(e, "t"), 2);
+    assert_line(e, "t", 0, "invalid: [textbox]: \"Enter an amount\"");
+    json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    assert_non_null(strstr(json, "\"kind\":\"invalid\",\"time\":"));
+    assert_non_null(strstr(json, "\"fields\":[{\"role\":\"textbox\",\"text\":\"Enter an amount\"}]}"));
+    free(json);
+    ut_engine_free(e);
+}
+
+/* The outcome's list is never cut inside a field: fields that do not fit
+ * whole are left out. */
+static void test_engine_invalid_outcome_bounded(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_click("t", AT(0), "button", "Save", "save");
+    apply_ok(e, &ev);
+    char name[UT_NAME_MAX_BYTES + 1], text[UT_INVALID_TEXT_MAX_BYTES + 1];
+    memset(name, 'n', UT_NAME_MAX_BYTES);
+    name[UT_NAME_MAX_BYTES] = '\0';
+    memset(text, 'x', UT_INVALID_TEXT_MAX_BYTES);
+    text[UT_INVALID_TEXT_MAX_BYTES] = '\0';
+    ut_event inv = {.kind = UT_KIND_INVALID, .tab = UT_STR_LIT("t"), .time_us = AT(100)};
+    for (uint32_t i = 0; i < UT_INVALID_FIELDS_MAX; i++)
+        inv.fields[i] = (ut_invalid_field){UT_STR_LIT("textbox"), ut_str_cstr(name), ut_str_cstr(text)};
+    inv.nfields = UT_INVALID_FIELDS_MAX;
+    apply_ok(e, &inv);
+    char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    unsigned fields = 0;
+    for (const char *p = json; (p = strstr(p, "{\"role\":\"textbox\"")); p++)
+        fields++;
+    /* 2 + 7 + 2 + 256 + 2 + 256 bytes a field: 3 fit in 2048. */
+    assert_int_equal(fields, 3);
+    assert_non_null(strstr(json, "\"kind\":\"invalid\""));
+    free(json);
+    ut_engine_free(e);
+}
+
 static void test_engine_page_changed_outcome(void **state)
 {
     (void)state;
@@ -1385,6 +1465,8 @@ int main(void)
         cmocka_unit_test(test_engine_dialogs_remembered_cap),
         cmocka_unit_test(test_engine_nav_outcome_keeps_nav_entry),
         cmocka_unit_test(test_engine_alert_outcome),
+        cmocka_unit_test(test_engine_invalid_outcome),
+        cmocka_unit_test(test_engine_invalid_outcome_bounded),
         cmocka_unit_test(test_engine_page_changed_outcome),
         cmocka_unit_test(test_engine_leaf_text_is_no_outcome),
         cmocka_unit_test(test_engine_dead_click),

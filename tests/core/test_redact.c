@@ -775,6 +775,28 @@ static void test_redact_event_alert_and_dialog(void **state)
     ut_buf_free(&scratch);
 }
 
+/* A validation message is page text: it may quote what was typed. */
+static void test_redact_event_invalid(void **state)
+{
+    fixture *f = *state;
+    ut_event ev = base_event(UT_KIND_INVALID), out;
+    ev.fields[0] = (ut_invalid_field){UT_STR_LIT("textbox"), UT_STR_LIT("E-mail for ann.lee@example.com"),
+                                      UT_STR_LIT("ann.lee@example.com is taken")};
+    ev.fields[1] = (ut_invalid_field){UT_STR_LIT("textbox"), UT_STR_LIT("Card"),
+                                      UT_STR_LIT("4111 1111 1111 1111 was declined")};
+    ev.nfields = 2;
+    ut_buf scratch = UT_BUF_INIT;
+    assert_int_equal(ut_redact_event(f->r, &ev, &out, &scratch), UT_OK);
+    assert_int_equal(out.nfields, 2);
+    assert_str(out.fields[0].role, "textbox");
+    assert_str(out.fields[0].name, "E-mail for [email]");
+    assert_str(out.fields[0].text, "[email] is taken");
+    assert_str(out.fields[1].name, "Card");
+    assert_str(out.fields[1].text, "[card] was declined");
+    assert_in_scratch(&out, &scratch);
+    ut_buf_free(&scratch);
+}
+
 static void test_redact_event_mutation_and_close(void **state)
 {
     fixture *f = *state;
@@ -1185,6 +1207,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_redact_event_sensitive_click, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_alert_and_dialog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_redact_event_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_mutation_and_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_scratch_moves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_redact_event_trips_field_limits, setup, teardown),

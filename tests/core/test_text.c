@@ -250,7 +250,7 @@ static void test_text_kind_names_round_trip(void **state)
 {
     (void)state;
     static const char *const want[UT_KIND__COUNT] = {"nav",    "click",    "change", "alert",
-                                                     "dialog", "mutation", "close", "unload", "app"};
+                                                     "dialog", "mutation", "close", "unload", "app", "invalid"};
     for (int k = 0; k < UT_KIND__COUNT; k++) {
         assert_string_equal(ut_kind_name((ut_kind)k), want[k]);
         char tag[64];

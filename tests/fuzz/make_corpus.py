@@ -78,9 +78,11 @@ RECORDS = {
     "unload": {"tab": "t1", "seq": 9, "persisted": True},
     "app": {"tab": "t1", "name": "order.refund_failed", "text": "Refund exceeds captured amount",
             "level": "error", "data": {"order": "4411", "amount": "150.00"}},
+    "invalid": {"tab": "t1", "fields": [{"role": "spinbutton", "name": "Amount", "text": "Enter an amount"},
+                                        {"role": "checkbox", "text": "You must accept the terms"}]},
 }
 # In the order of ut_kind: the record seeds' first byte picks the kind.
-KINDS = ["nav", "click", "change", "alert", "dialog", "mutation", "close", "unload", "app"]
+KINDS = ["nav", "click", "change", "alert", "dialog", "mutation", "close", "unload", "app", "invalid"]
 
 
 def gz(data):
@@ -138,6 +140,10 @@ def record_seeds():
     s["bad-enum"] = bytes([0]) + pack({"tab": "t", "url": "/", "how": "teleport"})
     s["bad-app-key"] = bytes([KINDS.index("app")]) + pack({"tab": "t", "name": "x", "data": {"e mail": "a"}})
     s["bad-app-many"] = bytes([KINDS.index("app")]) + pack({"tab": "t", "name": "x", "data": {str(i): "v" for i in range(17)}})
+    s["invalid-empty"] = bytes([KINDS.index("invalid")]) + pack({"tab": "t", "fields": []})
+    s["invalid-many"] = bytes([KINDS.index("invalid")]) + pack(
+        {"tab": "t", "fields": [{"role": "textbox", "name": "f%d" % i, "text": "m"} for i in range(12)]})
+    s["invalid-field-not-map"] = bytes([KINDS.index("invalid")]) + pack({"tab": "t", "fields": [["textbox", "x"]]})
     s["not-map"] = bytes([6]) + pack([1, 2])
     s["invalid-utf8"] = bytes([3]) + pack({"tab": "t\udcff", "role": "log", "text": "a\udcc0\udcafb"})
     s["many-cells"] = bytes([1]) + pack({"tab": "t", "role": "row", "name": "r", "el": "r",

@@ -119,7 +119,7 @@ static const char *const mixed_expected =
     "ignored app.log\n"
     "ack c3\n"
     "ignored uitrail.meta\n"
-    "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app\n"
+    "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app, invalid\n"
     "reject missing_field: uitrail.click: field \"name\" is missing\n"
     "event click t=1718000009000000 rt=0 tab=\"t1\" seq=7 role=\"link\" name=\"Home\" el=\"a1\" sens=0 state=0/0\n";
 
@@ -436,7 +436,7 @@ static void test_forward_routes_of_similar_tags(void **state)
     static const char *const expected =
         "event click t=1718000000000000 rt=0 tab=\"t\" role=\"button\" name=\"A\" el=\"e\" sens=0 state=0/0\n"
         "reject unknown_kind: uitrail.clink: unknown kind; known kinds are nav, click, change, alert, dialog, "
-        "mutation, close, unload, app\n"
+        "mutation, close, unload, app, invalid\n"
         "ignored foreign.tagxk\n"
         "event click t=1718000003000000 rt=0 tab=\"t\" role=\"link\" name=\"B\" el=\"f\" sens=0 state=0/0\n"
         "ignored uitrail.label\n"

@@ -59,6 +59,10 @@ static void sample_events(ut_event ev[], size_t *n)
                          .dom_depth = 6, .recs = NULL, .nrecs = 0, .loaded = true, .has_net = true};
     ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 8, .tab = S("t1"), .dom_elements = 40,
                          .dom_depth = 6, .recs = NULL, .nrecs = 0, .has_net = true, .net = 3};
+    ut_event invalid = {.kind = UT_KIND_INVALID, .time_us = t + 9, .tab = S("t1"), .nfields = 2};
+    invalid.fields[0] = (ut_invalid_field){S("spinbutton"), S("Amount"), S("Enter an amount")};
+    invalid.fields[1] = (ut_invalid_field){S("checkbox"), S(""), S("You must accept the terms")};
+    ev[k++] = invalid;
     ev[k++] = (ut_event){.kind = UT_KIND_CLOSE, .time_us = 0, .tab = S("t2"), .has_seq = true,
                          .seq = UINT64_MAX};
     *n = k;
@@ -88,7 +92,7 @@ static void check_round_trip(ut_event *ev, size_t n, bool with_rt)
 
 static void round_trip(bool with_rt)
 {
-    ut_event ev[16];
+    ut_event ev[20];
     size_t n;
     sample_events(ev, &n);
     check_round_trip(ev, n, with_rt);
@@ -139,7 +143,7 @@ static void test_pack_refuses_what_event_time_cannot_hold(void **state)
 static void test_pack_out_of_memory_walk(void **state)
 {
     (void)state;
-    ut_event ev[16];
+    ut_event ev[20];
     size_t n;
     sample_events(ev, &n);
     for (size_t i = 0; i < n; i++) {

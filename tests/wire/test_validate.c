@@ -52,6 +52,16 @@ static const wt_record_case good_records[] = {
     {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"net\":4294967295}",
      "dom=12/4 busy=0 dropped=0 recs=0 net=4294967295"},
     {"close", "{\"tab\":\"t\",\"rt\":1718000000500000}", "event close t=1718000000000000 rt=1718000000500000 tab=\"t\""},
+    /* Form validation: each control's role, name (optional) and message,
+     * cleaned and cut; fields beyond UT_INVALID_FIELDS_MAX dropped. */
+    {"invalid", "{\"tab\":\"t\",\"fields\":[{\"role\":\"textbox\",\"name\":\"Amount\",\"text\":\"Enter an amount\"},"
+                "{\"role\":\"checkbox\",\"text\":\"Accept\\u200b the terms\",\"extra\":1}]}",
+     "fields=2 role=\"textbox\" name=\"Amount\" text=\"Enter an amount\" role=\"checkbox\" name=\"\" text=\"Accept the terms\""},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[{\"role\":\"a\",\"text\":\"1\"},{\"role\":\"b\",\"text\":\"2\"},"
+                "{\"role\":\"c\",\"text\":\"3\"},{\"role\":\"d\",\"text\":\"4\"},{\"role\":\"e\",\"text\":\"5\"},"
+                "{\"role\":\"f\",\"text\":\"6\"},{\"role\":\"g\",\"text\":\"7\"},{\"role\":\"h\",\"text\":\"8\"},"
+                "{\"role\":\"i\",\"text\":\"9\"}]}",
+     "fields=8 role=\"a\""},
 };
 
 /* Rejected records: the expected text is the whole report line. */
@@ -128,8 +138,21 @@ static const wt_record_case bad_records[] = {
      "reject bad_value: uitrail.mutation: field \"recs[1].kind\" is 3, over the maximum of 2"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[5,0,1,1,1,1]]}",
      "reject wrong_type: uitrail.mutation: field \"recs[0].el\" must be a string, not an integer"},
+    {"invalid", "{\"tab\":\"t\"}", "reject missing_field: uitrail.invalid: field \"fields\" is missing"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":{}}",
+     "reject wrong_type: uitrail.invalid: field \"fields\" must be an array, not a map"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[]}",
+     "reject bad_value: uitrail.invalid: field \"fields\" is empty: name at least one invalid control"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[\"Amount\"]}",
+     "reject wrong_type: uitrail.invalid: field \"fields[0]\" must be a map, not a string"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[{\"role\":\"textbox\",\"text\":\"x\"},{\"role\":\"textbox\"}]}",
+     "reject missing_field: uitrail.invalid: field \"fields[1].text\" is missing"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[{\"text\":\"x\"}]}",
+     "reject missing_field: uitrail.invalid: field \"fields[0].role\" is missing"},
+    {"invalid", "{\"tab\":\"t\",\"fields\":[{\"role\":\"textbox\",\"name\":7,\"text\":\"x\"}]}",
+     "reject wrong_type: uitrail.invalid: field \"fields[0].name\" must be a string, not an integer"},
     {"scroll", "{\"tab\":\"t\"}",
-     "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app"},
+     "reject unknown_kind: uitrail.scroll: unknown kind; known kinds are nav, click, change, alert, dialog, mutation, close, unload, app, invalid"},
 };
 
 static void test_record_good_records(void **state)

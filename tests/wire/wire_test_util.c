@@ -93,6 +93,14 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
             put_str(out, "value", ev->data[i].value);
         }
         break;
+    case UT_KIND_INVALID:
+        ut_buf_printf(out, " fields=%" PRIu32, ev->nfields);
+        for (uint32_t i = 0; i < ev->nfields; i++) {
+            put_str(out, "role", ev->fields[i].role);
+            put_str(out, "name", ev->fields[i].name);
+            put_str(out, "text", ev->fields[i].text);
+        }
+        break;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT:
         break;

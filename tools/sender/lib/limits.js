@@ -24,6 +24,9 @@ export const LIMITS = Object.freeze({
   APP_DATA_MAX: 16,
   APP_KEY_MAX_CHARS: 32,
   APP_VALUE_MAX_CHARS: 256,
+  // Form validation (uitrail.invalid): UT_INVALID_* in limits.h.
+  INVALID_FIELDS_MAX: 8,
+  INVALID_TEXT_MAX_CHARS: 256,
   // An added subtree with more elements than this is not serialized to
   // measure its size: its bytes count as MUTATION_BYTES_CAP at once.
   MUTATION_MEASURE_ELEMENTS_MAX: 2000,
