@@ -1,6 +1,6 @@
 // uitrail sender: runs inside a web page, turns what the user does into the
 // semantic records of the protocol (click, change, nav, dialog, alert,
-// mutation, unload, app, close) and streams them to uitraild as Forward
+// invalid, mutation, unload, app, close) and streams them to uitraild as Forward
 // Message-mode msgpack entries over a WebSocket or, as a fallback, HTTP POST.
 //
 // This is the package's entry module; the work is done by the modules of
@@ -12,6 +12,7 @@
 //   lib/naming.js       roles, accessible names, row and landmark context,
 //                       click state, dialog snapshots, sensitivity
 //   lib/ephemera.js     dialogs, menus, tooltips; alerts and live regions
+//   lib/validation.js   form validation messages an action made appear
 //   lib/navigation.js   navigations, titles, unload and back/forward cache
 //   lib/loading.js      the document loaded with nothing pending
 //   lib/frames.js       one tracker per tab: frames hand off to the top one

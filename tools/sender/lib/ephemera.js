@@ -93,9 +93,12 @@ function shownElsewhere(text, region, recent) {
  * Creates the ephemera reporter.
  *  - tab, keyOf: the tab id and the element keys;
  *  - candidates: the observation's set of candidate dialogs;
- *  - transport: enqueue, enqueueAt, lastSeq.
+ *  - transport: enqueue, enqueueAt, lastSeq;
+ *  - isValidationMessage(region): a live region that is a form control's
+ *    validation message (validation.js reports it, as the action's
+ *    `invalid` outcome, not as an alert).
  */
-export function createEphemera({ tab, keyOf, candidates, transport }) {
+export function createEphemera({ tab, keyOf, candidates, transport, isValidationMessage = () => false }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
   const announced = new Set(); // texts this document announced, oldest first
@@ -170,6 +173,7 @@ export function createEphemera({ tab, keyOf, candidates, transport }) {
     // A dialog that is also a live region (a modal-alert library's popup)
     // is reported as the dialog it is, not a second time as an alert.
     if (region.matches(DIALOG_SELECTOR)) return;
+    if (isValidationMessage(region)) return;
     // A live region inside another (a component's message inside its alert)
     // is announced as part of the outer one.
     const outer = composedParent(region);

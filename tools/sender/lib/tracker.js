@@ -13,6 +13,7 @@ import { createObservation } from './observation.js';
 import { createPageActivity } from './activity.js';
 import { randomId, readSavedTab } from './storage.js';
 import { createTransport } from './transport.js';
+import { createValidation } from './validation.js';
 
 const ROW_CONTEXTS = ['opt-in', 'always', 'never'];
 const TRANSPORTS = ['websocket', 'http'];
@@ -87,25 +88,35 @@ function startTracker(options) {
   let ephemera = null;
   let interaction = null;
   let navigation = null;
-  const attachDocument = (doc) => { if (interaction) interaction.attach(doc); };
+  let validation = null;
+  const attachDocument = (doc) => {
+    if (interaction) interaction.attach(doc);
+    if (validation) validation.attach(doc);
+  };
   if (domSource) {
     observation = createObservation({
       root, keyOf, knownSecrets, measure,
       onFrameDocument: attachDocument,
       onFlush: (flush) => {
         ephemera.report(flush);
+        validation.afterFlush(flush.firstMs);
         const record = { tab, dom: flush.dom, recs: flush.recs, ...activity.state(flush.busy) };
         if (flush.dropped) record.dropped = flush.dropped;
         transport.enqueue('uitrail.mutation', record, flush.ms);
         navigation.afterFlush();
       },
     });
+    validation = createValidation({ tab, root, knownSecrets, transport });
     ephemera = createEphemera({
       tab, keyOf, candidates: observation.dialogCandidates, transport,
+      isValidationMessage: validation.owns,
     });
     interaction = createInteraction({
       tab, root, rowContext, keyOf, knownSecrets, measure, transport,
-      beforeAction: (ms) => observation.flushNow(ms),
+      beforeAction: (ms) => {
+        observation.flushNow(ms);
+        validation.beginAction();
+      },
     });
   }
 
@@ -191,6 +202,7 @@ function startTracker(options) {
       if (observation) observation.stop();
       for (const cleanup of cleanups) cleanup();
       if (interaction) interaction.stop();
+      if (validation) validation.stop();
       navigation.stop();
       if (stopOptions.close === true) transport.enqueue('uitrail.close', { tab }, nowMs());
       unannounce();
