@@ -4,8 +4,9 @@
 // "Enter an amount"`, not `→ page changed`.
 //
 // Where a message comes from, in this order, for a control that is invalid
-// (`aria-invalid="true"`, `:invalid`, or the target of an `invalid` event
-// of native constraint validation):
+// (`aria-invalid="true"`, `:invalid`, the target of an `invalid` event of
+// native constraint validation, or a control whose field just showed an
+// alert: a message announced next to one control is about that control):
 //  - text that became visible since the action began in the control's
 //    `aria-errormessage` or `aria-describedby` elements, or in its field:
 //    the largest ancestor (a few levels up) holding no other control,
@@ -40,6 +41,7 @@ const CONTROLS_MAX = 300;
 const FIELD_ELEMENTS_MAX = 60;
 // A typed value this short is not looked for in a message ("1", "no").
 const VALUE_QUOTE_MIN_CHARS = 3;
+const ANNOUNCING = '[role="alert"],[aria-live="assertive"],[aria-live="polite"]';
 
 function isControl(el) {
   return el.nodeType === 1 && el.matches(CONTROL_SELECTOR);
@@ -80,7 +82,7 @@ function textsAround(control) {
     if (found.has(el) || isIgnored(el) || !isVisible(el)) return;
     for (const kept of found.keys()) if (kept.contains(el)) return;
     const text = textOf(el, LIMITS.INVALID_TEXT_MAX_CHARS, true);
-    if (text) found.set(el, text);
+    if (text) found.set(el, { text, announced: el.closest(ANNOUNCING) !== null });
   };
   for (const el of referenced(control, 'aria-errormessage')) take(el);
   for (const el of referenced(control, 'aria-describedby')) take(el);
@@ -136,7 +138,7 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
   const takeBaseline = () => {
     baseline = new WeakMap();
     for (const control of controls()) {
-      for (const [el, text] of textsAround(control)) baseline.set(el, text);
+      for (const [el, { text }] of textsAround(control)) baseline.set(el, text);
     }
   };
 
@@ -161,11 +163,15 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
   /** Looks for messages that appeared since the baseline, as of `ms`. */
   const check = (ms) => {
     for (const control of controls()) {
-      if (isIgnored(control) || !isInvalid(control)) continue;
+      if (isIgnored(control)) continue;
       const fresh = [];
-      for (const [el, text] of textsAround(control)) {
-        if (baseline.get(el) !== text) fresh.push(text);
+      let announced = false;
+      for (const [el, found] of textsAround(control)) {
+        if (baseline.get(el) === found.text) continue;
+        fresh.push(found.text);
+        announced = announced || found.announced;
       }
+      if (!announced && !isInvalid(control)) continue;
       let message = clean(fresh.join(' '));
       if (!message && invalidEvents.has(control)) message = clean(control.validationMessage || '');
       message = cut(withoutValue(message, control), LIMITS.INVALID_TEXT_MAX_CHARS);
@@ -205,15 +211,15 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
       if (performance.now() <= windowEnd) check(ms);
     },
     /** Whether a live region is a control's validation message (reported
-     *  here, not as an alert): it sits in the field of an invalid control,
-     *  or an invalid control names it. */
+     *  here, not as an alert): it sits in the field of one control, or an
+     *  invalid control names it. */
     owns(region) {
       let node = region;
-      for (let level = 0; node && level <= FIELD_LEVELS_MAX + 2; level++, node = node.parentElement) {
+      for (let level = 0; node && level <= FIELD_LEVELS_MAX; level++, node = node.parentElement) {
+        if (node.localName === 'form' || node.localName === 'body') return false;
         if (node.id && root.querySelector(`[aria-describedby~="${CSS.escape(node.id)}"][aria-invalid="true"],[aria-errormessage~="${CSS.escape(node.id)}"]`)) return true;
         const inside = node.querySelectorAll(CONTROL_SELECTOR);
-        if (inside.length > 1) return false;
-        if (inside.length === 1) return isInvalid(inside[0]);
+        if (inside.length) return inside.length === 1;
       }
       return false;
     },
