@@ -144,7 +144,7 @@ static inline bool points_into(const ut__entry *en, ut_str s)
 }
 
 ut_status ut__action_set_outcome(ut__action *a, ut__entry **slot, ut__outcome outcome, ut_str role,
-                                 ut_str text, uint8_t detail)
+                                 ut_str text, uint8_t detail, uint32_t id)
 {
     assert(!points_into(*slot, role) && !points_into(*slot, text) &&
            "outcome text must not point into the entry it rebuilds");
@@ -156,6 +156,7 @@ ut_status ut__action_set_outcome(ut__action *a, ut__entry **slot, ut__outcome ou
         return st;
     (*slot)->outcome = (uint8_t)outcome;
     (*slot)->outcome_detail = detail;
+    (*slot)->outcome_id = id;
     /* A late event may answer an older click: the awaiting one waits on. */
     if (!a->late || (a->click && (*slot)->id == a->click_id))
         a->click = false;
@@ -182,6 +183,7 @@ bool ut__action_click_run(ut__action *a, ut__ring *r, int64_t now, bool has_muta
     ut__entry **slot = ut__ring_find(r, a->click_id);
     if (slot && (*slot)->outcome == UT__OUT_NONE && !a->click_answered && has_mutations) {
         (*slot)->outcome = UT__OUT_DEAD;
+        (*slot)->outcome_id = ut__ring_take_id(r);
         return true;
     }
     return false;

@@ -130,9 +130,10 @@ ut__entry **ut__action_outcome_candidate(const ut__action *a, const ut__ring *r,
  * arrive as its outcome (UT_UNLOAD_OUTCOME_WINDOW_MS). */
 ut__entry **ut__action_unload_candidate(const ut__action *a, const ut__ring *r, int64_t now);
 /* Sets the outcome of the click in `slot` with its text fields (which must
- * not point into the entry); ends the wait. */
+ * not point into the entry) and its serial number `id` (ut__ring_take_id,
+ * or the id the navigation entry added next will take); ends the wait. */
 ut_status ut__action_set_outcome(ut__action *a, ut__entry **slot, ut__outcome outcome, ut_str role,
-                                 ut_str text, uint8_t detail);
+                                 ut_str text, uint8_t detail, uint32_t id);
 /* The sender time at which the awaiting click's wait ends by itself;
  * INT64_MAX when none (a tab without mutation records never claims a dead
  * click: the next event ends the wait). */

@@ -106,6 +106,7 @@ static ut_status rage_fold(ut__tab *t)
             return st;
         (*older)->outcome = n->outcome;
         (*older)->outcome_detail = n->outcome_detail;
+        (*older)->outcome_id = n->outcome_id;
     }
     ut__entry *o = *older;
     o->count += n->count;
@@ -354,6 +355,7 @@ static ut_status burst_make(const ut__click_ctx *cx, ut__tab *t, const ut_event 
     if (with_outcome) {
         burst->outcome = with_outcome->outcome;
         burst->outcome_detail = with_outcome->outcome_detail;
+        burst->outcome_id = with_outcome->outcome_id;
     }
     for (uint32_t i = 0; i < PRIOR - 1; i++)
         ut__ring_drop_newest(&t->ring);

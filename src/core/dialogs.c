@@ -76,7 +76,8 @@ ut_status ut__apply_dialog_open(ut__tab *t, const ut_event *ev, int64_t now)
     ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
     ut_status st = UT_OK;
     if (candidate) {
-        st = ut__action_set_outcome(&t->action, candidate, UT__OUT_DIALOG, ev->role, ev->name, 0);
+        st = ut__action_set_outcome(&t->action, candidate, UT__OUT_DIALOG, ev->role, ev->name, 0,
+                                    ut__ring_take_id(&t->ring));
     } else {
         ut_str fields[UT__F__COUNT] = {0};
         fields[UT__F_ROLE] = ev->role;

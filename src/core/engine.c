@@ -386,7 +386,7 @@ static ut_status apply_alert(ut__tab *t, const ut_event *ev, int64_t now)
     ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate)
         return ut__action_set_outcome(&t->action, candidate, UT__OUT_ALERT, ev->role, ev->text,
-                                      (uint8_t)ev->level);
+                                      (uint8_t)ev->level, ut__ring_take_id(&t->ring));
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_ROLE] = ev->role;
     fields[UT__F_TEXT] = ev->text;
@@ -429,7 +429,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
         ut_free(page);
         ut__action_answered(&t->action, &t->ring, now, t->last_us);
         ut_status st = candidate ? ut__action_set_outcome(&t->action, candidate, UT__OUT_NAV, UT_STR_NULL,
-                                                          ut__url_path(ev->url), 0)
+                                                          ut__url_path(ev->url), 0, t->ring.next_id)
                                  : UT_OK;
         if (st != UT_OK) {
             ut_free(en);
@@ -444,7 +444,7 @@ static ut_status apply_nav(ut_engine *e, ut__tab *t, const ut_event *ev, int64_t
     ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate) {
         ut_status st = ut__action_set_outcome(&t->action, candidate, UT__OUT_NAV, UT_STR_NULL,
-                                              ut__url_path(ev->url), 0);
+                                              ut__url_path(ev->url), 0, t->ring.next_id);
         if (st != UT_OK) {
             ut_free(en);
             ut_free(page);
@@ -509,6 +509,7 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate && (*candidate)->outcome == UT__OUT_NONE) {
         (*candidate)->outcome = UT__OUT_CHANGED;
+        (*candidate)->outcome_id = ut__ring_take_id(&t->ring);
         notify_trace(e, t);
     }
     return UT_OK;
@@ -572,7 +573,8 @@ static ut_status apply_invalid(ut__tab *t, ut_buf *build, const ut_event *ev, in
     ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
     ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate)
-        return ut__action_set_outcome(&t->action, candidate, UT__OUT_INVALID, UT_STR_NULL, ut_buf_str(build), 0);
+        return ut__action_set_outcome(&t->action, candidate, UT__OUT_INVALID, UT_STR_NULL, ut_buf_str(build), 0,
+                                      ut__ring_take_id(&t->ring));
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_MEMBERS] = ut_buf_str(build);
     ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_INVALID, fields);

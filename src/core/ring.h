@@ -68,17 +68,22 @@ enum {
 typedef struct ut__entry {
     int64_t time_us;  /* sender time of the first event folded into it */
     int64_t last_us;  /* sender time of the latest one (debounce, rage, burst) */
-    uint32_t id;      /* per-tab serial number: finds the click awaiting an outcome */
+    uint32_t id;      /* per-tab serial number: finds the click awaiting an outcome; JSON `seq` */
     uint32_t count;   /* click: clicks folded in; burst: distinct elements; change: typed length */
-    uint8_t kind;     /* ut__entry_kind */
-    uint8_t outcome;  /* ut__outcome */
-    uint8_t ctx_kind; /* ut_ctx_kind */
-    uint8_t flags;    /* UT__EF_* */
+    /* Pairs of small enums share a byte, so that outcome_id fits the 56. */
+    uint8_t kind : 4;     /* ut__entry_kind */
+    uint8_t outcome : 4;  /* ut__outcome */
+    uint8_t ctx_kind : 4; /* ut_ctx_kind */
+    uint8_t sort : 4;     /* click: ut_sort */
+    uint8_t flags;        /* UT__EF_* */
     uint8_t state_set;
     uint8_t state_on;
-    uint8_t detail;         /* nav: ut_nav_how; alert: ut_level */
-    uint8_t outcome_detail; /* alert outcome: ut_level */
-    uint8_t sort;           /* click: ut_sort */
+    uint8_t detail : 4;         /* nav: ut_nav_how; alert: ut_level */
+    uint8_t outcome_detail : 4; /* alert outcome: ut_level */
+    /* The serial number (ring.next_id) taken when the outcome was set: the
+     * outcome's navigation entry's own id, else a number of its own, so
+     * that it is greater than the click's (JSON `outcome.seq`). */
+    uint32_t outcome_id;
     /* burst: bit i is member i's state (the one bit in state_set, the state
      * every member reported) after its click */
     uint32_t member_on;
@@ -95,6 +100,9 @@ typedef struct ut__entry {
 #define UT__TEXT_FIELD_MAX UT_URL_MAX_BYTES
 
 _Static_assert(sizeof(ut__entry) <= 56, "a ring entry's header stays small (100 000 tabs x 20)");
+_Static_assert(UT__E_INVALID < 16 && UT__OUT_INVALID < 16 && UT_CTX__COUNT <= 16 && UT_SORT__COUNT <= 16 &&
+                   UT_NAV__COUNT <= 16 && UT_LEVEL__COUNT <= 16,
+               "the entry's 4-bit fields hold their enums");
 
 static inline ut_str ut__entry_field(const ut__entry *en, ut__field f)
 {
@@ -159,6 +167,12 @@ ut__entry *ut__ring_entry_make(ut__ring *r, uint8_t kind, const ut_str fields[UT
  * its time `now`: as the newest entry, or, for a late event, where it
  * happened (ut__ring_insert_by_time). */
 void ut__ring_add(ut__ring *r, ut__entry *en, int64_t now, bool late);
+/* Takes a serial number for something that has no entry of its own (a
+ * click's outcome): later than every entry added so far. */
+static inline uint32_t ut__ring_take_id(ut__ring *r)
+{
+    return r->next_id++;
+}
 /* The slot of the entry with serial number `id`, or NULL. */
 ut__entry **ut__ring_find(const ut__ring *r, uint32_t id);
 

@@ -161,6 +161,7 @@ static void json_outcome(ut_buf *out, const ut__entry *en, const json_style *js)
         json_invalid_fields(out, text);
         break;
     }
+    json_u64(out, "seq", en->outcome_id);
     ut_buf_append(out, "}", 1);
 }
 
@@ -326,6 +327,7 @@ static void json_entry(ut_buf *out, const ut__entry *en, const json_style *js)
         [UT__E_DIALOG_CLOSE] = "dialog", [UT__E_APP] = "app", [UT__E_INVALID] = "invalid",
     };
     json_open_kind(out, UT__ENUM_NAME(kinds, en->kind));
+    json_u64(out, "seq", en->id);
     json_times(out, js, "time", "ms", en->time_us);
     switch ((ut__entry_kind)en->kind) {
     case UT__E_CLICK: json_entry_click(out, en, js); break;

@@ -18,6 +18,9 @@ static void on_accepted(void *ud, const ut_event *ev)
 static void on_applied(void *ud, const ut_event *ev)
 {
     ut__sse_event(ud, ev);
+    /* A tab's first event may be what a wait for it (a tab not known yet)
+     * waits for. */
+    ut__waiters_tab_changed(ud, ev->tab);
 }
 
 static void on_mark(void *ud, ut_str tab, const ut_mark *m)

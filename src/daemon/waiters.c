@@ -8,6 +8,7 @@ typedef struct waiter {
     ut_list link;  /* the waits */
     ut__conn *conn;
     bool due;      /* its tab changed since it was last looked at */
+    bool seen;     /* its tab was known at some point of the wait */
     ut_after after;
     uint64_t end_ms; /* uv_now at which the wait runs out */
     size_t tab_len;
@@ -39,7 +40,9 @@ static void answer(ut__conn *c, ut_str tab, const ut_after *after)
     if (st == UT_OK)
         st = where(d, tab, after, &state, &recheck_us);
     if (st == UT_ENOENT) {
-        ut__http_error(c, 404, "unknown tab: no events were received for it (or it was closed or evicted)",
+        ut__http_error(c, 404,
+                       "unknown tab: no events were received for it yet (or it was closed or evicted); "
+                       "wait_ms waits for it to appear",
                        false);
         return;
     }
@@ -90,8 +93,15 @@ static bool waiter_over(waiter *w)
     ut__daemon *d = w->conn->d;
     ut_after_state state;
     int64_t recheck_us;
-    if (where(d, waiter_tab(w), &w->after, &state, &recheck_us) != UT_OK || state == UT_AFTER_SETTLED)
+    ut_status st = where(d, waiter_tab(w), &w->after, &state, &recheck_us);
+    /* A tab not known yet (a page still loading, that sent nothing) is
+     * waited for; one that was known and went away ends the wait. */
+    if (st == UT_ENOENT && !w->seen)
+        state = UT_AFTER_UNSEEN, recheck_us = INT64_MAX;
+    else if (st != UT_OK || state == UT_AFTER_SETTLED)
         return true;
+    else
+        w->seen = true;
     uint64_t now = ut__clock_loop_ms(d->loop);
     if (now >= w->end_ms)
         return true;
@@ -121,7 +131,7 @@ void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after
     ut_after_state state;
     int64_t recheck_us;
     ut_status st = where(d, tab, after, &state, &recheck_us);
-    if (st != UT_OK || state == UT_AFTER_SETTLED || wait_ms == 0) {
+    if ((st != UT_OK && st != UT_ENOENT) || (st == UT_OK && state == UT_AFTER_SETTLED) || wait_ms == 0) {
         answer(c, tab, after);
         return;
     }
@@ -133,6 +143,7 @@ void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after
     w->conn = c;
     w->after = *after;
     w->end_ms = ut__clock_loop_ms(d->loop) + wait_ms;
+    w->seen = st == UT_OK;
     w->tab_len = tab.len;
     memcpy(w->tab, tab.ptr, tab.len);
     ut_list_init(&w->link);

@@ -25,8 +25,10 @@ typedef struct ut__waiters {
 
 void ut__waiters_init(ut__daemon *d);
 /* Answers the stable request on `c` for `tab` now if the wait `after`
- * (UT_AFTER_NONE: for the page to be stable) is settled, the tab is
- * unknown, or `wait_ms` is 0; otherwise waits up to `wait_ms`. */
+ * (UT_AFTER_NONE: for the page to be stable) is settled or `wait_ms` is
+ * 0; otherwise waits up to `wait_ms`: a tab not known yet (a page that
+ * has sent nothing) is waited for, to appear and then settle, and a tab
+ * that goes away ends the wait (404). */
 void ut__waiters_serve(ut__conn *c, ut_str tab, uint64_t wait_ms, const ut_after *after);
 /* `tab` changed (a mark, an event, an action settled) or is gone: its
  * waits are looked at again on the next turn. */

@@ -748,7 +748,7 @@ static void test_engine_invalid_outcome(void **state)
     assert_int_equal(lines_of(e, "t"), 2);
     assert_line(e, "t", 0, "invalid: [textbox]: \"Enter an amount\"");
     json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
-    assert_non_null(strstr(json, "\"kind\":\"invalid\",\"time\":"));
+    assert_non_null(strstr(json, "\"kind\":\"invalid\",\"seq\":"));
     assert_non_null(strstr(json, "\"fields\":[{\"role\":\"textbox\",\"text\":\"Enter an amount\"}]}"));
     free(json);
     ut_engine_free(e);

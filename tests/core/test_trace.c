@@ -422,6 +422,70 @@ static void test_trace_url_path(void **state)
     }
 }
 
+/* Issue 20: every JSON event has a `seq`, decreasing newest first, and a
+ * click's outcome the `seq` of what answered it, greater than the click's;
+ * a navigation's is its own nav event's. In both JSON formats. */
+static void test_trace_json_seq_links(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_nav("t", AT(0), "https://shop.test/", "Shop", UT_NAV_LOAD);
+    apply_ok(e, &ev);
+    ev = ev_mutation_big("t", AT(100));
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(5000), "button", "Filter", "f");
+    apply_ok(e, &ev);
+    ev = ev_mutation_big("t", AT(5100)); /* page changed */
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(10000), "button", "Details", "d");
+    apply_ok(e, &ev);
+    ut_event open = ev_dialog("t", AT(10200), UT_DIALOG_OPEN, "Details", "dlg", "Price: $1");
+    apply_ok(e, &open);
+    ev = ev_alert("t", AT(20000), "Saved", UT_LEVEL_INFO); /* no click awaits it */
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(30000), "link", "Cart", "cart");
+    apply_ok(e, &ev);
+    ev = ev_nav("t", AT(30300), "https://shop.test/cart", "Cart", UT_NAV_PUSH);
+    apply_ok(e, &ev);
+    ev = ev_click("t", AT(40000), "button", "Nothing", "n"); /* no visible response */
+    apply_ok(e, &ev);
+    ut_engine_advance(e, AT(40000 + UT_DEAD_CLICK_MS + 1));
+    for (int compact = 0; compact < 2; compact++) {
+        char *text = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false, compact != 0});
+        json_error_t jerr;
+        json_t *root = json_loads(text, 0, &jerr);
+        if (!root)
+            fail_msg("invalid JSON (%s): %s", jerr.text, text);
+        json_t *events = json_object_get(root, "events");
+        size_t n = json_array_size(events);
+        assert_int_equal(n, 7); /* 4 clicks, 2 navs, the alert (the dialog is an outcome) */
+        json_int_t newer = INT64_MAX, nav_seq = -1, clicks = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *event = json_array_get(events, i);
+            json_t *seq = json_object_get(event, "seq");
+            assert_true(json_is_integer(seq));
+            assert_true(json_integer_value(seq) < newer);
+            newer = json_integer_value(seq);
+            const char *kind = json_string_value(json_object_get(event, "kind"));
+            if (strcmp(kind, "nav") == 0 && nav_seq < 0)
+                nav_seq = newer;
+            if (strcmp(kind, "click") != 0)
+                continue;
+            clicks++;
+            json_t *outcome = json_object_get(event, "outcome");
+            assert_true(json_is_object(outcome));
+            json_int_t linked = json_integer_value(json_object_get(outcome, "seq"));
+            assert_true(linked > newer);
+            if (strcmp(json_string_value(json_object_get(outcome, "kind")), "navigated") == 0)
+                assert_int_equal(linked, nav_seq);
+        }
+        assert_int_equal(clicks, 4);
+        json_decref(root);
+        free(text);
+    }
+    ut_engine_free(e);
+}
+
 static void test_trace_json(void **state)
 {
     (void)state;
@@ -828,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_trace_framed),
         cmocka_unit_test(test_trace_appends_to_buffer),
         cmocka_unit_test(test_trace_url_path),
+        cmocka_unit_test(test_trace_json_seq_links),
         cmocka_unit_test(test_trace_json),
         cmocka_unit_test(test_trace_json_burst_and_outcomes),
         cmocka_unit_test(test_trace_same_row_printed_once),

@@ -77,6 +77,65 @@ static int send_get(const itest_daemon *d, const char *target)
     return fd;
 }
 
+/* The daemon's count of pending stable waits, read from /metrics. */
+static long stable_waiters(const itest_daemon *d)
+{
+    char *metrics = itest_get(d, "/metrics", 200);
+    assert_non_null(metrics);
+    const char *at = strstr(metrics, "\nuitrail_stable_waiters ");
+    long n = at ? strtol(at + strlen("\nuitrail_stable_waiters "), NULL, 10) : -1;
+    ut_free(metrics);
+    return n;
+}
+
+/* Issue 20 item 12: an assistant that just navigated asks for a tab whose
+ * page has sent nothing yet. Without wait_ms: 404 at once, saying so; with
+ * it: the wait holds until the tab appears and settles, or runs out (404). */
+static void test_daemon_stable_waits_for_unknown_tab(void **state)
+{
+    (void)state;
+    itest_daemon d;
+    start(&d, NULL);
+    char *body = itest_get(&d, "/v1/tabs/late/stable", 404);
+    assert_non_null(body);
+    assert_non_null(strstr(body, "unknown tab: no events were received for it yet"));
+    ut_free(body);
+    int plain = send_get(&d, "/v1/tabs/late/stable?wait_ms=30000");
+    int after = send_get(&d, "/v1/tabs/late/stable?wait_ms=30000&after=2");
+    /* Both are waiting before the tab's first event: no race with it. */
+    for (int i = 0; stable_waiters(&d) != 2; i++) {
+        assert_true(i < 2000);
+        struct timespec tick = {0, 5 * 1000 * 1000};
+        nanosleep(&tick, NULL); /* polls what the daemon says, asserts no time */
+    }
+    double t = now_s();
+    char json[512];
+    snprintf(json, sizeof json,
+             "[\"uitrail.nav\", %.3f, {\"tab\":\"late\",\"seq\":1,\"url\":\"https://x.test/\",\"title\":\"T\",\"how\":\"load\"}]", t);
+    ingest_json(&d, json);
+    snprintf(json, sizeof json,
+             "[\"uitrail.click\", %.3f, {\"tab\":\"late\",\"seq\":2,\"role\":\"button\",\"name\":\"Go\",\"el\":\"go\"}]", t + 0.01);
+    ingest_json(&d, json);
+    itest_response r;
+    assert_true(itest_read_response(plain, &r, 20000));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body.data, "\"stable\":true"));
+    itest_response_free(&r);
+    assert_true(itest_read_response(after, &r, 20000));
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body.data, "\"after\":\"settled\""));
+    itest_response_free(&r);
+    close(plain);
+    close(after);
+    /* A tab that never comes: the wait runs out, then the tab is unknown. */
+    body = itest_get(&d, "/v1/tabs/never/stable?wait_ms=200", 404);
+    assert_non_null(body);
+    assert_non_null(strstr(body, "unknown tab"));
+    ut_free(body);
+    assert_int_equal(stable_waiters(&d), 0);
+    stop_clean(&d);
+}
+
 /* The "since" of a page state answer, in ms. */
 static long long since_of(const char *body)
 {
@@ -163,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_daemon_stable_wait),
         cmocka_unit_test(test_daemon_stable_after_action),
+        cmocka_unit_test(test_daemon_stable_waits_for_unknown_tab),
     };
     signal(SIGPIPE, SIG_IGN);
     /* UT_TEST_FILTER=PATTERN runs only the cases whose names match. */
