@@ -23,7 +23,7 @@
 // assistant's executor declared it (`tracker.actor('assistant', fn)`, or
 // the element or an ancestor carrying data-uitrail-actor="assistant").
 
-export const INPUT_TYPES = ['pointerdown', 'pointerup', 'pointercancel', 'click', 'keydown', 'change'];
+export const INPUT_TYPES = ['pointerdown', 'pointerup', 'pointercancel', 'click', 'keydown', 'change', 'input'];
 export const ACTOR_ATTRIBUTE = 'data-uitrail-actor';
 export const ACTORS = Object.freeze(['user', 'script', 'assistant']);
 

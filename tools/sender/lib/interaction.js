@@ -88,6 +88,11 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   // {kind: 'pointer' | 'key', el, entry, pointerId, done, doneAt}.
   let gesture = null;
   const stops = [];
+  // The length of what the user typed into a field: its value's length at
+  // the user's last keystroke (a trusted `input` event). A suggestion a
+  // widget then writes into the field (a combobox completing "sup" to
+  // "Support") is the widget's, not typed: `len` counts the user's.
+  const typedLength = new WeakMap();
 
   const fillClickStates = () => {
     clickStateTimer = 0;
@@ -256,7 +261,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
         } else if (closestComposed(el, '[data-track-value]')) {
           record.value = cut(String(el.value), LIMITS.VALUE_MAX_CHARS);
         } else if (typeof el.value === 'string') {
-          record.len = codePointLength(el.value);
+          record.len = typedLength.has(el) ? typedLength.get(el) : codePointLength(el.value);
         }
       }
       markActor(record, event, el);
@@ -269,9 +274,16 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     if (measure) performance.measure('uitrail:change', { start: t0, end: performance.now() });
   };
 
+  const onTyped = (event) => {
+    // The field itself, inside a shadow root too (event.target is its host).
+    const el = event.composedPath()[0];
+    if (!event.isTrusted || !el || el.nodeType !== 1 || typeof el.value !== 'string') return;
+    typedLength.set(el, codePointLength(el.value));
+  };
+
   const handlers = {
     pointerdown: onPointerDown, pointerup: onPointerUp, pointercancel: onPointerCancel,
-    keydown: onKeyDown, click: onClick, change: onChange,
+    keydown: onKeyDown, click: onClick, change: onChange, input: onTyped,
   };
   const onInput = (event) => {
     const handler = handlers[event.type];
