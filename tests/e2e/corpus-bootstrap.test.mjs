@@ -84,7 +84,7 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
     ], consoleLines.join('\n'));
   });
 
-  test('test_corpus_bootstrap_json_links', { todo: 'waits for i20a: seq, actor, outcome.seq' }, async () => {
+  test('test_corpus_bootstrap_json_links', async () => {
     assertJsonLinks(await run.json(tabs.mouse), {});
     assertJsonLinks(await run.json(tabs.keyboard), {});
   });

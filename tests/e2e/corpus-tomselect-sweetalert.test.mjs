@@ -76,7 +76,7 @@ describe('corpus: Tom Select, SweetAlert2', { skip: skip || false }, () => {
     ], consoleLines.join('\n'));
   });
 
-  test('test_corpus_tomselect_json_links', { todo: 'waits for i20a: seq, actor, outcome.seq' }, async () => {
+  test('test_corpus_tomselect_json_links', async () => {
     assertJsonLinks(await run.json(tabs.mouse), {});
     assertJsonLinks(await run.json(tabs.keyboard), {});
   });

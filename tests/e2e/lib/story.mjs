@@ -36,7 +36,8 @@ export function assertJsonLinks(json, actors) {
     if (i > 0) assert.ok(event.seq < events[i - 1].seq, `event ${i} seq ${event.seq} older than ${events[i - 1].seq}`);
     if (event.kind !== 'click' && event.kind !== 'change') continue;
     const key = `${event.role} ${event.name}`;
-    assert.equal(event.actor, actors[key] ?? 'user', `actor of ${key}`);
+    // The JSON leaves `actor` out for the user's actions (protocol §4.4).
+    assert.equal(event.actor ?? 'user', actors[key] ?? 'user', `actor of ${key}`);
     if (event.outcome && event.kind === 'click') {
       assert.equal(typeof event.outcome.seq, 'number', `the outcome of ${key} links to its event`);
       assert.ok(event.outcome.seq > event.seq, `the outcome of ${key} comes after it`);
