@@ -82,7 +82,7 @@ describe('corpus: Ant Design', { skip: skip || false }, () => {
     ], consoleLines.join('\n'));
   });
 
-  test('test_corpus_antd_json_links', { todo: 'waits for i20a: seq, actor, outcome.seq' }, async () => {
+  test('test_corpus_antd_json_links', async () => {
     assertJsonLinks(await run.json(tabs.mouse), {});
     assertJsonLinks(await run.json(tabs.keyboard), {});
   });

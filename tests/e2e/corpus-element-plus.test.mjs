@@ -79,7 +79,7 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     ], consoleLines.join('\n'));
   });
 
-  test('test_corpus_element_plus_json_links', { todo: 'waits for i20a: seq, actor, outcome.seq' }, async () => {
+  test('test_corpus_element_plus_json_links', async () => {
     assertJsonLinks(await run.json(tabs.mouse), {});
     assertJsonLinks(await run.json(tabs.keyboard), {});
   });
