@@ -77,21 +77,31 @@ uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, bool fold_repeats, ut
         *l = (ut__line){.en = en};
         if (nav_of[i] >= 0)
             l->nav = *ut__ring_newest(ring, (uint32_t)nav_of[i]);
-        if (is_click(en) && en->ctx_kind == UT_CTX_ROW && !(en->flags & UT__EF_SENS))
-            l->row = ut__entry_field(en, UT__F_CTX);
+        if (is_click(en) && en->ctx_kind != UT_CTX_NONE && !(en->flags & UT__EF_SENS)) {
+            l->ctx = ut__entry_field(en, UT__F_CTX);
+            l->ctx_kind = en->ctx_kind;
+        }
     }
     return count;
 }
 
-bool ut__line_same_row(const ut__line *lines, uint32_t i)
+bool ut__line_same_ctx(const ut__line *lines, uint32_t i)
 {
-    if (!lines[i].row.len)
+    if (!lines[i].ctx.len)
         return false;
     for (uint32_t j = i; j-- > 0;) {
-        if (!lines[j].keep || !lines[j].row.len)
+        if (!lines[j].keep || !lines[j].ctx.len || lines[j].ctx_kind != lines[i].ctx_kind)
             continue;
-        return ut_str_eq(lines[j].row, lines[i].row);
+        return ut_str_eq(lines[j].ctx, lines[i].ctx);
     }
+    return false;
+}
+
+bool ut__line_same_minute(const ut__line *lines, uint32_t i)
+{
+    for (uint32_t j = i; j-- > 0;)
+        if (lines[j].keep)
+            return lines[j].minute == lines[i].minute;
     return false;
 }
 
@@ -107,7 +117,7 @@ static uint8_t click_rank(const ut__line *l)
     default:
         break;
     }
-    if ((en->flags & UT__EF_RAGE) || l->row.len)
+    if ((en->flags & UT__EF_RAGE) || l->ctx_kind == UT_CTX_ROW)
         return UT__RANK_FACT;
     if (en->outcome == UT__OUT_NAV || en->state_set || en->sort || en->kind == UT__E_BURST)
         return UT__RANK_ACTION;
@@ -185,22 +195,27 @@ void ut__lines_rank(ut__line *lines, uint32_t n)
     }
 }
 
-/* One pass: "(in the same row)" depends on the nearest kept row above. */
+/* One pass: "(same KIND)" depends on the nearest kept context of its kind
+ * above, ":SS" on the kept line above. */
 static uint64_t kept_cost(const ut__line *lines, uint32_t n, uint32_t note_cost)
 {
     uint64_t sum = 0;
     bool all = true;
-    ut_str row = {0};
+    ut_str ctx[UT_CTX__COUNT] = {{0}};
+    const ut__line *above = NULL;
     for (uint32_t i = 0; i < n; i++) {
         const ut__line *l = &lines[i];
         if (!l->keep) {
             all = false;
             continue;
         }
-        bool same = l->row.len && row.len && ut_str_eq(row, l->row);
-        sum += same ? l->cost_short : l->cost_full;
-        if (l->row.len)
-            row = l->row;
+        unsigned kind = l->ctx_kind < UT_CTX__COUNT ? l->ctx_kind : UT_CTX_NONE;
+        bool same = l->ctx.len && ctx[kind].len && ut_str_eq(ctx[kind], l->ctx);
+        bool minute = above && above->minute == l->minute;
+        sum += l->cost[same][minute];
+        if (l->ctx.len)
+            ctx[kind] = l->ctx;
+        above = l;
     }
     return all ? sum : sum + note_cost;
 }

@@ -25,9 +25,12 @@ typedef struct ut__line {
     const ut__entry *nav; /* the navigation `en` caused, printed on its line; NULL */
     uint32_t again;       /* older identical entries folded into this line (text only) */
     int64_t again_us[UT__AGAIN_SHOWN]; /* the newest of their times, newest first */
-    ut_str row;           /* the row's cells (a list) when `en` is in a row, else empty */
-    uint32_t cost_full;   /* estimated tokens with the row's cells */
-    uint32_t cost_short;  /* with "(in the same row)" instead */
+    ut_str ctx;           /* the context it prints (a list: a row's cells, a dialog's name), or empty */
+    uint8_t ctx_kind;     /* ut_ctx_kind of `ctx` */
+    int64_t minute;       /* its time in whole minutes (tab's zone): ":SS" under the same minute */
+    /* Estimated tokens, [same context][same minute]: with the context in
+     * full or "(same KIND)", with the clock in full or ":SS" (protocol §4). */
+    uint32_t cost[2][2];
     uint64_t body_hash;   /* of the line without its time: finds repeats */
     uint8_t rank;         /* ut__rank */
     bool keep;
@@ -39,9 +42,13 @@ typedef struct ut__line {
  * exactly the same (a retry). Returns the number of lines. */
 uint32_t ut__lines_build(const ut__ring *ring, uint32_t n, bool fold_repeats, ut__line *lines);
 
-/* True when line `i` prints "(in the same row)": the nearest kept line
- * above it that is in a row is in the same row. */
-bool ut__line_same_row(const ut__line *lines, uint32_t i);
+/* True when line `i` prints "(same KIND)": the nearest kept line above
+ * it with a context of its kind prints the same one. */
+bool ut__line_same_ctx(const ut__line *lines, uint32_t i);
+
+/* True when line `i` prints its clock as ":SS": the kept line above it
+ * is of the same minute. */
+bool ut__line_same_minute(const ut__line *lines, uint32_t i);
 
 /* Sets each line's rank; needs body_hash. */
 void ut__lines_rank(ut__line *lines, uint32_t n);

@@ -372,8 +372,8 @@ static void weigh_json(ut__line *lines, uint32_t n, const json_style *js, ut_buf
         ut_buf_truncate(out, start);
         ut_buf_append(out, ",", 1);
         json_entry(out, lines[i].en, js);
-        lines[i].cost_full = lines[i].cost_short =
-            ut__tokens_estimate(out->data + start, out->len - start);
+        uint32_t cost = ut__tokens_estimate(out->data + start, out->len - start);
+        lines[i].cost[0][0] = lines[i].cost[0][1] = lines[i].cost[1][0] = lines[i].cost[1][1] = cost;
         ut_buf_truncate(out, start);
     }
 }

@@ -85,15 +85,16 @@ static void put_quoted(ut_buf *out, ut_str s)
     ut_buf_append(out, "\"", 1);
 }
 
-/* " [ROLE]", or nothing for an element without a role. */
+/* " ROLE", or nothing for an element without a role. A role is a token
+ * (escape.h: no space, quote or bracket), so it needs no brackets to stand
+ * apart from the quoted name after it. */
 static void put_role(ut_buf *out, ut_str role)
 {
     if (!role.len)
         return;
-    ut_buf_append_cstr(out, " [");
+    ut_buf_append(out, " ", 1);
     clip c = {out, UT_ROLE_MAX_BYTES, false, true};
     clip_put(&c, role);
-    ut_buf_append_cstr(out, "]");
 }
 
 static void put_name(ut_buf *out, ut_str name)
@@ -138,12 +139,11 @@ static void put_num(ut_buf *out, const char *before, uint64_t v, const char *aft
     ut_buf_append_cstr(out, after);
 }
 
-/* " [error]": a level word in brackets. */
+/* "error ": a level word before what it qualifies. */
 static void put_level(ut_buf *out, uint8_t level)
 {
-    ut_buf_append_cstr(out, " [");
     ut_buf_append_cstr(out, UT__ENUM_NAME(ut_level_names, level));
-    ut_buf_append(out, "]", 1);
+    ut_buf_append(out, " ", 1);
 }
 
 /* ---- Text lines ---- */
@@ -167,19 +167,19 @@ static void put_state(ut_buf *out, uint8_t set, uint8_t on)
         ut_buf_append_cstr(out, ")");
 }
 
-/* The click's context; a row the line above already named (budget.c,
- * ut__line_same_row) as "(in the same row)". */
-static void put_ctx(ut_buf *out, const ut__entry *en, bool same_row)
+/* The click's context, "(toolbar: Filters)"; one the line above already
+ * named (budget.c, ut__line_same_ctx) as "(same toolbar)". */
+static void put_ctx(ut_buf *out, const ut__entry *en, bool same_ctx)
 {
     ut_str list = ut__entry_field(en, UT__F_CTX), item;
     if ((en->flags & UT__EF_SENS) || en->ctx_kind == UT_CTX_NONE || list.len == 0)
         return;
-    if (same_row && en->ctx_kind == UT_CTX_ROW) {
-        ut_buf_append_cstr(out, " (in the same row)");
+    ut_buf_append_cstr(out, same_ctx ? " (same " : " (");
+    ut_buf_append_cstr(out, UT__ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
+    if (same_ctx) {
+        ut_buf_append_cstr(out, ")");
         return;
     }
-    ut_buf_append_cstr(out, " (in ");
-    ut_buf_append_cstr(out, UT__ENUM_NAME(ut_ctx_kind_names, en->ctx_kind));
     ut_buf_append_cstr(out, ": ");
     clip c = {out, UT_CTX_PRINT_MAX_CHARS, false, false};
     bool first = true;
@@ -201,13 +201,13 @@ static const char *alert_word(ut_str role)
     return "alert";
 }
 
-/* `alert [error] "Price must be positive"`: the role word, the level when
- * the sender gave one, and the text. */
+/* `error alert "Price must be positive"`: the level when the sender gave
+ * one, the role word, and the text. */
 static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
 {
-    ut_buf_append_cstr(out, alert_word(role));
     if (level != UT_LEVEL_NONE)
         put_level(out, level);
+    ut_buf_append_cstr(out, alert_word(role));
     ut_buf_append(out, " ", 1);
     put_quoted(out, text);
 }
@@ -232,7 +232,8 @@ static void put_invalid(ut_buf *out, ut_str list)
 }
 
 /* `nav`: the navigation entry the click caused, printed here instead of
- * on a line of its own: `→ navigated (in-app) to /x "Title"`. */
+ * on a line of its own: `→ navigated (in-app) to /x "Title"`. A click
+ * that changed nothing on the page reads `→ no response`. */
 static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
 {
     ut_str role = ut__entry_field(en, UT__F_OUT_ROLE);
@@ -265,7 +266,7 @@ static void put_outcome(ut_buf *out, const ut__entry *en, const ut__entry *nav)
         return;
     case UT__OUT_DEAD:
         ut_buf_append_cstr(out, ARROW);
-        ut_buf_append_cstr(out, "no visible response");
+        ut_buf_append_cstr(out, "no response");
         return;
     case UT__OUT_INVALID:
         ut_buf_append_cstr(out, ARROW);
@@ -298,7 +299,7 @@ static void put_state_word(ut_buf *out, uint8_t bit, bool on)
     }
 }
 
-static void put_click(ut_buf *out, const ut__line *l, bool same_row)
+static void put_click(ut_buf *out, const ut__line *l, bool same_ctx)
 {
     const ut__entry *en = l->en;
     bool rage = en->flags & UT__EF_RAGE;
@@ -314,7 +315,7 @@ static void put_click(ut_buf *out, const ut__line *l, bool same_row)
         put_trusted(out, en);
         put_state(out, en->state_set, en->state_on);
         ut_buf_append_cstr(out, UT__ENUM_NAME(sort_labels, en->sort));
-        put_ctx(out, en, same_row);
+        put_ctx(out, en, same_ctx);
     }
     if (rage)
         ut_buf_append_cstr(out, " (rage click)");
@@ -333,7 +334,7 @@ static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
 /* A burst line. When its clicks carried a state, the line says it: once,
  * "(checked)", when every member has the same; else after each name shown,
  * and as counts for the members not shown. */
-static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
+static void put_burst(ut_buf *out, const ut__line *l, bool same_ctx)
 {
     const ut__entry *en = l->en;
     put_num(out, "clicked ", en->count, "\xC3\x97");
@@ -351,7 +352,7 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
         put_state_word(out, bit, on != 0);
         ut_buf_append_cstr(out, ")");
     }
-    put_ctx(out, en, same_row);
+    put_ctx(out, en, same_ctx);
     ut_buf_append_cstr(out, ":");
     uint32_t shown = 0;
     while (shown < UT_BURST_NAMES_SHOWN && ut__list_next(&list, &el) && ut__list_next(&list, &name)) {
@@ -381,14 +382,17 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_row)
     put_outcome(out, en, l->nav);
 }
 
-/* `app event [error] "order.refund_failed": "Refund exceeds captured
- * amount" (order: 4411, amount: 120.00)`: the level, the app's event name,
- * its message and its data, all cut like other page text. */
+/* `app error "order.refund_failed": "Refund exceeds captured amount"
+ * (order: 4411, amount: 120.00)`: the level ("app event" without one), the
+ * app's event name, its message and its data, all cut like other page
+ * text. */
 static void put_app(ut_buf *out, const ut__entry *en)
 {
-    ut_buf_append_cstr(out, "app event");
+    ut_buf_append_cstr(out, "app ");
     if (en->detail != UT_LEVEL_NONE)
-        put_level(out, en->detail);
+        ut_buf_append_cstr(out, UT__ENUM_NAME(ut_level_names, en->detail));
+    else
+        ut_buf_append_cstr(out, "event");
     ut_buf_append(out, " ", 1);
     put_quoted(out, ut__entry_field(en, UT__F_NAME));
     ut_str text = ut__entry_field(en, UT__F_TEXT);
@@ -435,12 +439,12 @@ static void put_change(ut_buf *out, const ut__entry *en)
     }
 }
 
-void ut__trace_entry_text(ut_buf *out, const ut__line *l, bool same_row)
+void ut__trace_entry_text(ut_buf *out, const ut__line *l, bool same_ctx)
 {
     const ut__entry *en = l->en;
     switch ((ut__entry_kind)en->kind) {
-    case UT__E_CLICK: put_click(out, l, same_row); return;
-    case UT__E_BURST: put_burst(out, l, same_row); return;
+    case UT__E_CLICK: put_click(out, l, same_ctx); return;
+    case UT__E_BURST: put_burst(out, l, same_ctx); return;
     case UT__E_CHANGE: put_change(out, en); return;
     case UT__E_APP: put_app(out, en); return;
     case UT__E_INVALID: put_invalid(out, ut__entry_field(en, UT__F_MEMBERS)); return;
@@ -458,7 +462,7 @@ void ut__trace_entry_text(ut_buf *out, const ut__line *l, bool same_row)
         put_name(out, ut__entry_field(en, UT__F_NAME));
         ut_str shown = ut__entry_field(en, UT__F_TEXT);
         if (shown.len) {
-            ut_buf_append_cstr(out, " \xE2\x80\x94 it showed: ");
+            ut_buf_append_cstr(out, ": ");
             put_text(out, shown, UT_TEXT_PRINT_MAX_CHARS);
         }
         return;
@@ -515,16 +519,39 @@ static const char FRAME_HEAD[] =
 static const char FRAME_TAIL[] = "</user_activity>\n";
 static const char TRACE_HEADER[] = "RECENT USER ACTIONS (newest first):\n";
 
-/* One entry line: "- HH:MM:SS " and the entry. */
-static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
+/* A time in whole minutes in the zone `tz_min`: two times print the same
+ * HH:MM when this is equal. */
+static int64_t minute_of(int64_t time_us, int32_t tz_min)
+{
+    return ut__floor_div(time_us, 60 * US_PER_S) + tz_min;
+}
+
+/* HH:MM:SS, or ":SS" when `prev_us` (0: none) is of the same minute: a
+ * reader carries the hour and minute down from the time before it. */
+static void put_clock_after(ut_buf *out, int64_t time_us, int64_t prev_us, int32_t tz)
+{
+    char clock[CLOCK_LEN + 1];
+    format_clock(clock, time_us, tz);
+    bool same = prev_us && minute_of(prev_us, tz) == minute_of(time_us, tz);
+    ut_buf_append_cstr(out, same ? clock + 5 : clock);
+}
+
+/* One entry line: "- HH:MM:SS " (or "- :SS " under the line above's
+ * minute) and the entry, with the times of its folded repeats. */
+static void put_line(ut_buf *out, const ut__line *l, bool same_ctx, bool same_minute, int32_t tz)
 {
     ut_buf_append_cstr(out, "- ");
-    ut__trace_put_clock(out, l->en->time_us, tz);
+    if (same_minute)
+        put_clock_after(out, l->en->time_us, l->en->time_us, tz);
+    else
+        ut__trace_put_clock(out, l->en->time_us, tz);
     ut_buf_append(out, " ", 1);
-    ut__trace_entry_text(out, l, same_row);
+    ut__trace_entry_text(out, l, same_ctx);
+    int64_t prev = l->en->time_us;
     for (uint32_t k = 0; k < l->again && k < UT__AGAIN_SHOWN; k++) {
-        ut_buf_append_cstr(out, k ? ", " : " (also at ");
-        ut__trace_put_clock(out, l->again_us[k], tz);
+        ut_buf_append_cstr(out, k ? ", " : " (also ");
+        put_clock_after(out, l->again_us[k], prev, tz);
+        prev = l->again_us[k];
     }
     if (l->again > UT__AGAIN_SHOWN)
         put_num(out, " and ", l->again - UT__AGAIN_SHOWN, " more times");
@@ -533,25 +560,28 @@ static void put_line(ut_buf *out, const ut__line *l, bool same_row, int32_t tz)
     ut_buf_append(out, "\n", 1);
 }
 
-/* Renders each line at the end of `out` to weigh it, with its row's cells
- * and without, then takes it back out. */
+/* Renders each line at the end of `out` to weigh it, with its context and
+ * clock in full and short (kept_cost in budget.c picks), then takes it
+ * back out. */
 static void weigh_lines(ut__line *lines, uint32_t n, int32_t tz, ut_buf *out)
 {
     size_t start = out->len;
     for (uint32_t i = 0; i < n && !out->oom; i++) {
-        put_line(out, &lines[i], false, tz);
-        lines[i].cost_full = ut__tokens_estimate(out->data + start, out->len - start);
-        size_t body = CLOCK_LEN + 3; /* "- HH:MM:SS " */
-        lines[i].body_hash = out->len - start > body ? ut__trace_hash(out->data + start + body,
-                                                                  out->len - start - body)
-                                                     : 0;
+        ut__line *l = &lines[i];
+        l->minute = minute_of(l->en->time_us, tz);
+        ut__trace_entry_text(out, l, false);
+        l->body_hash = ut__trace_hash(out->data + start, out->len - start);
         ut_buf_truncate(out, start);
-        lines[i].cost_short = lines[i].cost_full;
-        if (lines[i].row.len) {
-            put_line(out, &lines[i], true, tz);
-            lines[i].cost_short = ut__tokens_estimate(out->data + start, out->len - start);
-            ut_buf_truncate(out, start);
-        }
+        for (int ctx = 0; ctx < 2; ctx++)
+            for (int minute = 0; minute < 2; minute++) {
+                if (ctx && !l->ctx.len) {
+                    l->cost[ctx][minute] = l->cost[0][minute];
+                    continue;
+                }
+                put_line(out, l, ctx, minute, tz);
+                l->cost[ctx][minute] = ut__tokens_estimate(out->data + start, out->len - start);
+                ut_buf_truncate(out, start);
+            }
     }
 }
 
@@ -604,15 +634,12 @@ void ut__trace_text(const ut__tab *t, const ut_trace_opts *opts, ut_buf *out)
     if (opts->framed)
         ut_buf_append_cstr(out, FRAME_HEAD);
     ut_buf_append_cstr(out, TRACE_HEADER);
-    ut_str row = {0};
-    for (uint32_t i = 0; i < n; i++) {
-        if (!lines[i].keep)
-            continue;
-        bool same = lines[i].row.len && row.len && ut_str_eq(row, lines[i].row);
-        put_line(out, &lines[i], same, ut__trace_tab_tz(t));
-        if (lines[i].row.len)
-            row = lines[i].row;
-    }
+    int32_t tz = ut__trace_tab_tz(t);
+    for (uint32_t i = 0; i < n; i++)
+        lines[i].minute = minute_of(lines[i].en->time_us, tz);
+    for (uint32_t i = 0; i < n; i++)
+        if (lines[i].keep)
+            put_line(out, &lines[i], ut__line_same_ctx(lines, i), ut__line_same_minute(lines, i), tz);
     if (left_out)
         ut_buf_printf(out, NOTE_FMT, left_out);
     ut_free(lines);

@@ -60,7 +60,7 @@ describe('the prompt examples (tools/examples)', () => {
     assert.equal(r.stdout, expectedText(framed, QUESTION));
     // The page's text is in the user's message, inside its frame, before the question.
     const user = r.stdout.slice(r.stdout.indexOf('=== user ===\n'));
-    assert.ok(user.indexOf('click [link] "Blue Widget"') < user.indexOf('</user_activity>'));
+    assert.ok(user.indexOf('click link "Blue Widget"') < user.indexOf('</user_activity>'));
     assert.ok(user.endsWith(`</user_activity>\n\n${QUESTION}\n`));
     assert.ok(!r.stdout.slice(0, r.stdout.indexOf('=== user ===')).includes('Blue Widget'), 'no page text in the system part');
   });

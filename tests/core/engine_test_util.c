@@ -142,17 +142,34 @@ char *trace_text(const ut_engine *e, const char *tab)
     return trace_of(e, tab, UT_TRACE_OPTS_DEFAULT);
 }
 
+static bool two_digits(const char *p)
+{
+    return p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9';
+}
+
+size_t trace_clock_prefix(const char *line)
+{
+    if (line[0] != '-' || line[1] != ' ')
+        return 0;
+    const char *p = line + 2;
+    if (two_digits(p) && p[2] == ':' && two_digits(p + 3) && p[5] == ':')
+        p += 5;
+    if (p[0] != ':' || !two_digits(p + 1) || p[3] != ' ')
+        return 0;
+    return (size_t)(p + 4 - line);
+}
+
 bool trace_line(const char *trace, unsigned i, char *dst, size_t cap)
 {
     unsigned seen = 0;
     for (const char *p = trace; *p;) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        /* "- HH:MM:SS " */
-        if (len > 11 && p[0] == '-' && p[1] == ' ') {
+        size_t clock = trace_clock_prefix(p);
+        if (clock && len > clock) {
             if (seen++ == i) {
-                size_t n = len - 11 < cap - 1 ? len - 11 : cap - 1;
-                memcpy(dst, p + 11, n);
+                size_t n = len - clock < cap - 1 ? len - clock : cap - 1;
+                memcpy(dst, p + clock, n);
                 dst[n] = '\0';
                 return true;
             }

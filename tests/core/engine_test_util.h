@@ -46,6 +46,10 @@ char *trace_of(const ut_engine *e, const char *tab, ut_trace_opts opts);
 char *trace_text(const ut_engine *e, const char *tab);
 /* The i-th event line of a text trace (0: newest) without "- HH:MM:SS ",
  * into `dst`; false when there is no such line. */
+/* The length of an entry line's "- HH:MM:SS " or "- :SS " (protocol §4:
+ * the hour and minute of the line above are not repeated), 0 when `line`
+ * does not start with one. */
+size_t trace_clock_prefix(const char *line);
 bool trace_line(const char *trace, unsigned i, char *dst, size_t cap);
 unsigned trace_event_lines(const char *trace);
 

@@ -282,9 +282,9 @@ static void test_reorder_outcome_linked_by_event_time(void **state)
         char line[512];
         char *t = trace_text(e, "t");
         assert_true(trace_line(t, 0, line, sizeof line));
-        assert_string_equal(line, "click [button] \"Next\"");
+        assert_string_equal(line, "click button \"Next\"");
         assert_true(trace_line(t, 1, line, sizeof line));
-        assert_string_equal(line, "click [button] \"Save\" → alert [error] \"Price must be positive\"");
+        assert_string_equal(line, "click button \"Save\" → error alert \"Price must be positive\"");
         free(t);
         ut_engine_stats st = stats_of(e);
         assert_int_equal(st.reordered, 1);
@@ -297,7 +297,7 @@ static void test_reorder_outcome_linked_by_event_time(void **state)
 /* Issue 21: an event that comes after the window let newer ones through
  * (a batching client's alert, seconds late) keeps its own time, goes where
  * it happened among the tab's lines, and is the outcome of the click it
- * followed, even one already judged "no visible response"; a late event
+ * followed, even one already judged "no response"; a late event
  * that is no outcome is a line of its own in its place. */
 static void test_reorder_late_event_keeps_its_time(void **state)
 {
@@ -310,13 +310,13 @@ static void test_reorder_late_event_keeps_its_time(void **state)
     apply_ok(e, &page);
     apply_ok(e, &big);
     apply_ok(e, &save);
-    /* Nothing answers Save in time: "no visible response" (the tab
+    /* Nothing answers Save in time: "no response" (the tab
      * reports mutations), until the late alert says otherwise. */
     ut_engine_advance(e, AT(1500) + UT_REORDER_DEFAULT_MS * MS);
     apply_ok(e, &next);
     ut_engine_advance(e, AT(8000) + UT_REORDER_DEFAULT_MS * MS);
     char *before = trace_text(e, "t");
-    assert_non_null(strstr(before, "click [button] \"Save\" → no visible response"));
+    assert_non_null(strstr(before, "click button \"Save\" → no response"));
     free(before);
     /* The alert that followed Save, and an older change, arrive now. */
     ut_event alert = at_rt(ev_alert("t", AT(1300), "Price must be positive", UT_LEVEL_ERROR), AT(9500));
@@ -327,9 +327,9 @@ static void test_reorder_late_event_keeps_its_time(void **state)
     char *t = trace_text(e, "t");
     char line[512];
     const char *want[] = {
-        "click [button] \"Next\" → no visible response",
-        "click [button] \"Save\" → alert [error] \"Price must be positive\"",
-        "changed [textbox] \"Price\"",
+        "click button \"Next\" → no response",
+        "click button \"Save\" → error alert \"Price must be positive\"",
+        "changed textbox \"Price\"",
         "navigate /items \"Items\"",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -361,9 +361,9 @@ static void test_reorder_next_in_sequence_is_not_late(void **state)
     char *t = trace_text(e, "t");
     char line[512];
     assert_true(trace_line(t, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Send\" → alert [info] \"Message sent\"");
+    assert_string_equal(line, "click button \"Send\" → info alert \"Message sent\"");
     assert_true(trace_line(t, 1, line, sizeof line));
-    assert_string_equal(line, "changed [textbox] \"Message\"");
+    assert_string_equal(line, "changed textbox \"Message\"");
     free(t);
     ut_engine_free(e);
 }
@@ -385,7 +385,7 @@ static void test_reorder_old_batch_does_not_hold_the_newest(void **state)
     char *t = trace_text(e, "t");
     char line[512];
     assert_true(trace_line(t, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Next\"");
+    assert_string_equal(line, "click button \"Next\"");
     free(t);
     ut_engine_free(e);
 }
@@ -420,7 +420,7 @@ static void test_reorder_release_by_advance(void **state)
     t = trace_text(e, "t");
     char line[128];
     assert_true(trace_line(t, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"B\"");
+    assert_string_equal(line, "click button \"B\"");
     free(t);
     assert_int_equal(stats_of(e).held, 1);
     ut_engine_free(e);
@@ -447,9 +447,9 @@ static void test_reorder_seq_gap(void **state)
     t = trace_text(e, "t");
     char line[128];
     assert_true(trace_line(t, 0, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Three\"");
+    assert_string_equal(line, "click button \"Three\"");
     assert_true(trace_line(t, 1, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Two\"");
+    assert_string_equal(line, "click button \"Two\"");
     free(t);
     /* Seq 4 never comes: 5 waits out the window, then goes. */
     apply_ok(e, &e5);

@@ -33,8 +33,8 @@ static void test_trace_shape_without_mutations(void **state)
     apply_ok(e, &ev);
     char *trace = trace_text(e, "t");
     assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
-                               "- 13:31:45 click [button] \"Apply\" (in toolbar: Filters)\n"
-                               "- 13:31:30 navigate /catalog \"Catalog\"\n"
+                               "- 13:31:45 click button \"Apply\" (toolbar: Filters)\n"
+                               "- :30 navigate /catalog \"Catalog\"\n"
                                "PAGE: no DOM activity reported\n");
     free(trace);
     ut_engine_free(e);
@@ -134,12 +134,12 @@ static void test_trace_ctx_cut_multibyte(void **state)
     char line[1024], expected[1024];
     char *trace = trace_text(e, "t");
     assert_true(trace_line(trace, 0, line, sizeof line));
-    snprintf(expected, sizeof expected, "click [link] \"Item\" (in row: %s | SK\xE2\x80\xA6)", cell);
+    snprintf(expected, sizeof expected, "click link \"Item\" (row: %s | SK\xE2\x80\xA6)", cell);
     assert_string_equal(line, expected);
     free(trace);
     trace = trace_text(e, "u");
     assert_true(trace_line(trace, 0, line, sizeof line));
-    snprintf(expected, sizeof expected, "click [link] \"Item\" (in row: %s | ab)", cell);
+    snprintf(expected, sizeof expected, "click link \"Item\" (row: %s | ab)", cell);
     assert_string_equal(line, expected);
     free(trace);
     ut_engine_free(e);
@@ -158,7 +158,7 @@ static void test_trace_ctx_cut_at_separator(void **state)
     apply_ok(e, &ev);
     char *trace = trace_text(e, "t");
     char expected[256];
-    snprintf(expected, sizeof expected, "(in row: %s\xE2\x80\xA6)\n", cell);
+    snprintf(expected, sizeof expected, "(row: %s\xE2\x80\xA6)\n", cell);
     assert_non_null(strstr(trace, expected));
     free(trace);
     ut_engine_free(e);
@@ -188,7 +188,7 @@ static void test_trace_state_printing(void **state)
         char *trace = trace_text(e, "t");
         char line[256], expected[256];
         assert_true(trace_line(trace, 0, line, sizeof line));
-        snprintf(expected, sizeof expected, "click [button] \"B\"%s", cases[i].suffix);
+        snprintf(expected, sizeof expected, "click button \"B\"%s", cases[i].suffix);
         assert_string_equal(line, expected);
         free(trace);
         ut_engine_free(e);
@@ -218,13 +218,13 @@ static void test_trace_actor_marks(void **state)
     char *trace = trace_text(e, "t");
     char line[256];
     assert_true(trace_line(trace, 0, line, sizeof line));
-    assert_string_equal(line, "typed 3 chars into [textbox] \"Note\" (by assistant)");
+    assert_string_equal(line, "typed 3 chars into textbox \"Note\" (by assistant)");
     assert_true(trace_line(trace, 1, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Send reminder\" (by assistant)");
+    assert_string_equal(line, "click button \"Send reminder\" (by assistant)");
     assert_true(trace_line(trace, 2, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Refresh\" (by script)");
+    assert_string_equal(line, "click button \"Refresh\" (by script)");
     assert_true(trace_line(trace, 3, line, sizeof line));
-    assert_string_equal(line, "click [button] \"Refund\"");
+    assert_string_equal(line, "click button \"Refund\"");
     free(trace);
     char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
     assert_non_null(strstr(json, "\"name\":\"Send reminder\",\"el\":\"a\",\"actor\":\"assistant\""));
@@ -239,14 +239,14 @@ static void test_trace_hostile_text_stays_on_its_line(void **state)
     (void)state;
     ut_engine *e = engine_default();
     ut_event ev = ev_click("t", AT(0), "button",
-                           "Save\n- 13:00:00 click [button] \"Delete all\"\r\x0b\xE2\x80\xA8x", "b");
+                           "Save\n- 13:00:00 click button \"Delete all\"\r\x0b\xE2\x80\xA8x", "b");
     apply_ok(e, &ev);
     char *trace = trace_text(e, "t");
     assert_int_equal(trace_event_lines(trace), 1);
     char line[512];
     assert_true(trace_line(trace, 0, line, sizeof line));
     /* The quotes of the name are escaped (tests/core/test_escape.c). */
-    assert_string_equal(line, "click [button] \"Save - 13:00:00 click [button] \xE2\x80\x9D"
+    assert_string_equal(line, "click button \"Save - 13:00:00 click button \xE2\x80\x9D"
                               "Delete all\xE2\x80\x9D   x\"");
     free(trace);
     ut_engine_free(e);
@@ -265,7 +265,7 @@ static void test_trace_limit(void **state)
     assert_int_equal(trace_event_lines(trace), 2);
     char line[64];
     assert_true(trace_line(trace, 1, line, sizeof line));
-    assert_string_equal(line, "click [button] \"d\"");
+    assert_string_equal(line, "click button \"d\"");
     free(trace);
     trace = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, UT_TRACE_LIMIT_MAX, 0, false});
     assert_int_equal(trace_event_lines(trace), 5);
@@ -594,7 +594,7 @@ static void test_trace_json_burst_and_outcomes(void **state)
 
 
 /* Consecutive entries on one row print its cells once: an older line on
- * the row the nearest row line above named says "(in the same row)". */
+ * the row the nearest row line above named says "(same row)". */
 static void test_trace_same_row_printed_once(void **state)
 {
     (void)state;
@@ -611,10 +611,10 @@ static void test_trace_same_row_printed_once(void **state)
     apply_ok(e, &ev);
     char *trace = trace_text(e, "t");
     assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
-                               "- 13:31:40 click [link] \"Open\" (in row: Green Gadget | SKU-2001)\n"
-                               "- 13:31:38 click [button] \"Apply\" (in toolbar: Filters)\n"
-                               "- 13:31:35 click [link] \"Edit\" (in row: Blue Widget | SKU-1234)\n"
-                               "- 13:31:30 click [link] \"Open\" (in the same row)\n"
+                               "- 13:31:40 click link \"Open\" (row: Green Gadget | SKU-2001)\n"
+                               "- :38 click button \"Apply\" (toolbar: Filters)\n"
+                               "- :35 click link \"Edit\" (row: Blue Widget | SKU-1234)\n"
+                               "- :30 click link \"Open\" (same row)\n"
                                "PAGE: no DOM activity reported\n");
     free(trace);
     ut_engine_free(e);
@@ -637,8 +637,8 @@ static void test_trace_nav_folds_only_into_its_click(void **state)
     char *trace = trace_text(e, "t");
     assert_string_equal(trace, "RECENT USER ACTIONS (newest first):\n"
                                "- 13:31:39 navigate (reload) /item/7 \"Item 7\"\n"
-                               "- 13:31:35 click [link] \"Item 7\" \xE2\x86\x92 navigated to /item/7 \"Item 7\"\n"
-                               "- 13:31:30 navigate /catalog \"Catalog\"\n"
+                               "- :35 click link \"Item 7\" \xE2\x86\x92 navigated to /item/7 \"Item 7\"\n"
+                               "- :30 navigate /catalog \"Catalog\"\n"
                                "PAGE: no DOM activity reported\n");
     free(trace);
     ut_engine_free(e);
@@ -680,11 +680,11 @@ static void test_trace_budget_keeps_facts(void **state)
     uint32_t budget = 150;
     char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
     assert_true(ut__tokens_estimate(t, strlen(t)) <= budget);
-    assert_non_null(strstr(t, "it showed: Captured: $80.00"));
-    assert_non_null(strstr(t, "alert [error] \"Refund exceeds captured amount\""));
-    if (!strstr(t, "(in row: #4411 | Dana Ruiz | $120.00 | Paid)"))
+    assert_non_null(strstr(t, "\": Captured: $80.00"));
+    assert_non_null(strstr(t, "error alert \"Refund exceeds captured amount\""));
+    if (!strstr(t, "(row: #4411 | Dana Ruiz | $120.00 | Paid)"))
         fail_msg("%s", t);
-    assert_non_null(strstr(t, "click [button] \"Help\""));
+    assert_non_null(strstr(t, "click button \"Help\""));
     assert_null(strstr(t, "/dashboard"));
     assert_null(strstr(t, "Next page 0"));
     unsigned kept = trace_event_lines(t);
@@ -729,25 +729,47 @@ static void test_trace_budget_fits_every_budget(void **state)
 }
 
 /* budget.c alone: a line on the same row as the line above is short only
- * while that line is kept; repeats rank below what they repeat. */
+ * while that line is kept; repeats rank below what they repeat. Each line
+ * is of its own minute here: the clock costs the same whatever is kept. */
 static void test_budget_select_same_row_and_repeats(void **state)
 {
     (void)state;
     ut_str row = UT_STR_LIT("\x00\x01" "A");
     ut__line l[4] = {
-        {.rank = UT__RANK_NEWEST, .cost_full = 10, .cost_short = 10},
-        {.row = row, .rank = UT__RANK_PLAIN, .cost_full = 30, .cost_short = 12},
-        {.row = row, .rank = UT__RANK_FACT, .cost_full = 30, .cost_short = 12},
-        {.rank = UT__RANK_VIEW, .cost_full = 10, .cost_short = 10},
+        {.rank = UT__RANK_NEWEST, .minute = 4, .cost = {{10, 10}, {10, 10}}},
+        {.ctx = row, .ctx_kind = UT_CTX_ROW, .rank = UT__RANK_PLAIN, .minute = 3, .cost = {{30, 30}, {12, 12}}},
+        {.ctx = row, .ctx_kind = UT_CTX_ROW, .rank = UT__RANK_FACT, .minute = 2, .cost = {{30, 30}, {12, 12}}},
+        {.rank = UT__RANK_VIEW, .minute = 1, .cost = {{10, 10}, {10, 10}}},
     };
     uint32_t order[4];
     /* All fit: 10 + 30 + 12 + 10. */
     assert_int_equal(ut__lines_select(l, 4, 0, 62, 5, order), 0);
-    assert_true(l[2].keep && ut__line_same_row(l, 2));
+    assert_true(l[2].keep && ut__line_same_ctx(l, 2));
     /* 45: line 1 (plain) goes, line 2 then needs its cells (30): 10 + 30 + note 5. */
     assert_int_equal(ut__lines_select(l, 4, 0, 45, 5, order), 2);
     assert_true(l[0].keep && !l[1].keep && l[2].keep && !l[3].keep);
-    assert_false(ut__line_same_row(l, 2));
+    assert_false(ut__line_same_ctx(l, 2));
+}
+
+/* budget.c alone: ":SS" is short only while the line above, of the same
+ * minute, is kept; the context of another kind is never "same". */
+static void test_budget_select_same_minute(void **state)
+{
+    (void)state;
+    ut_str name = UT_STR_LIT("\x00\x01" "A");
+    ut__line l[3] = {
+        {.rank = UT__RANK_NEWEST, .minute = 7, .cost = {{10, 8}, {10, 8}}},
+        {.ctx = name, .ctx_kind = UT_CTX_DIALOG, .rank = UT__RANK_PLAIN, .minute = 7, .cost = {{20, 18}, {20, 18}}},
+        {.ctx = name, .ctx_kind = UT_CTX_TOOLBAR, .rank = UT__RANK_FACT, .minute = 7, .cost = {{20, 18}, {12, 10}}},
+    };
+    uint32_t order[3];
+    /* All: 10 + 18 + 18 (same minute each, another kind of context). */
+    assert_int_equal(ut__lines_select(l, 3, 0, 46, 5, order), 0);
+    assert_true(ut__line_same_minute(l, 1) && ut__line_same_minute(l, 2) && !ut__line_same_minute(l, 0));
+    assert_false(ut__line_same_ctx(l, 2));
+    /* 33: line 1 goes; 10 + 18 + note 5. */
+    assert_int_equal(ut__lines_select(l, 3, 0, 33, 5, order), 1);
+    assert_true(l[0].keep && !l[1].keep && l[2].keep && ut__line_same_minute(l, 2));
 }
 
 /* The same error after each retry: the older copies go before an older
@@ -774,10 +796,10 @@ static void test_trace_budget_repeats_go_first(void **state)
     bool checked = false;
     for (uint32_t budget = 20; budget < full_tokens; budget++) {
         char *t = trace_of(e, "t", (ut_trace_opts){UT_TRACE_TEXT, 0, budget, false});
-        bool older_copy = strstr(t, "- 13:31:46 alert") || strstr(t, "- 13:31:41 alert");
+        bool older_copy = strstr(t, ":46 alert") || strstr(t, ":41 alert");
         if (older_copy) {
             assert_non_null(strstr(t, "Captured: $80.00"));
-            assert_non_null(strstr(t, "- 13:31:51 alert"));
+            assert_non_null(strstr(t, ":51 alert"));
         }
         if (strstr(t, "Captured: $80.00") && !older_copy)
             checked = true;
@@ -805,9 +827,9 @@ static void test_trace_retries_fold_into_one_line(void **state)
     char *trace = trace_text(e, "t");
     assert_string_equal(trace,
         "RECENT USER ACTIONS (newest first):\n"
-        "- 13:32:30 click [button] \"Help\"\n"
-        "- 13:32:20 click [button] \"Submit refund\" \xE2\x86\x92 alert [error] \"Refund exceeds captured amount\""
-        " (also at 13:32:15, 13:32:10, 13:32:05, 13:32:00, 13:31:55, 13:31:50, 13:31:45, 13:31:40"
+        "- 13:32:30 click button \"Help\"\n"
+        "- :20 click button \"Submit refund\" \xE2\x86\x92 error alert \"Refund exceeds captured amount\""
+        " (also :15, :10, :05, :00, 13:31:55, :50, :45, :40"
         " and 2 more times)\n"
         "PAGE: no DOM activity reported\n");
     free(trace);
@@ -900,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_trace_budget_keeps_facts),
         cmocka_unit_test(test_trace_budget_fits_every_budget),
         cmocka_unit_test(test_budget_select_same_row_and_repeats),
+        cmocka_unit_test(test_budget_select_same_minute),
         cmocka_unit_test(test_trace_budget_repeats_go_first),
         cmocka_unit_test(test_trace_retries_fold_into_one_line),
         cmocka_unit_test(test_trace_json_compact_and_budget),

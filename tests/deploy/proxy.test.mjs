@@ -136,8 +136,8 @@ describe('behind HAProxy with TLS', { skip: !haveDaemon() && 'uitraild is not bu
     });
     const lines = traceLines(trace);
     assert.deepEqual(lines.slice(0, 3), [
-      'click [button] "Save" (in form: Edit item) → alert "Price must be positive"',
-      'typed 2 chars into [textbox] "Price"',
+      'click button "Save" (form: Edit item) → alert "Price must be positive"',
+      'typed 2 chars into textbox "Price"',
       'navigate / "Catalog admin"',
     ], trace);
     assert.match(trace, /^PAGE: /m);

@@ -32,28 +32,28 @@ describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () =>
     await run.until(tab, '"Total"');
     await run.stable(tab);
     await page.locator('[row-id="4411"]').getByRole('button', { name: 'Details' }).click();
-    await run.until(tab, 'opened [dialog] "Order 4411"');
+    await run.until(tab, 'opened dialog "Order 4411"');
     await run.stable(tab);
     await page.getByRole('button', { name: 'Close' }).click();
-    await run.until(tab, 'closed [dialog]');
+    await run.until(tab, 'closed dialog');
     await run.stable(tab);
     await page.locator('[row-id="4411"]').getByRole('button', { name: 'Refund' }).click();
     await run.until(tab, 'order.refund_failed');
     await run.until(tab, '→ status "Refund of');
     await run.stable(tab);
     await page.click('[row-id="4411"] [col-id="customer"]');
-    await run.until(tab, 'click [row] "4411"');
+    await run.until(tab, 'click row "4411"');
     await sleep(2300); // Long enough for a dead click to be claimed.
 
     assert.deepEqual(await run.lines(tab), [
-      `- HH:MM:SS click [row] "4411" (in row: ${ROW_4411})`,
-      '- HH:MM:SS app event [error] "order.refund_failed": "Refund of $150.00 exceeds the captured amount of $120.00" (order: 4411, status: 422)',
-      `- HH:MM:SS click [button] "Refund" (in the same row) → status "Refund of $150.00 exceeds the captured amount of $120.00"`,
-      '- HH:MM:SS closed [dialog] "Order 4411" — it showed: Customer: Ann Lee · Phone: [phone] · Total: $120.00 · Status: Paid',
-      '- HH:MM:SS click [button] "Close" (in dialog: Order 4411)',
-      `- HH:MM:SS click [button] "Details" (in the same row) → opened [dialog] "Order 4411"`,
-      '- HH:MM:SS click [columnheader] "Total" (sorted ascending) (in region: Orders) → page changed',
-      '- HH:MM:SS typed 19 chars into [searchbox] "Filter orders"',
+      `- HH:MM:SS click row "4411" (row: ${ROW_4411})`,
+      '- HH:MM:SS app error "order.refund_failed": "Refund of $150.00 exceeds the captured amount of $120.00" (order: 4411, status: 422)',
+      `- HH:MM:SS click button "Refund" (same row) → status "Refund of $150.00 exceeds the captured amount of $120.00"`,
+      '- HH:MM:SS closed dialog "Order 4411": Customer: Ann Lee · Phone: [phone] · Total: $120.00 · Status: Paid',
+      '- HH:MM:SS click button "Close" (dialog: Order 4411)',
+      `- HH:MM:SS click button "Details" (same row) → opened dialog "Order 4411"`,
+      '- HH:MM:SS click columnheader "Total" (sorted ascending) (region: Orders) → page changed',
+      '- HH:MM:SS typed 19 chars into searchbox "Filter orders"',
       '- HH:MM:SS navigate /corpus/orders-aggrid.html "Orders · Acme Admin"',
     ], consoleLines.join('\n'));
 

@@ -46,21 +46,21 @@ describe('corpus: Ant Design', { skip: skip || false }, () => {
     await run.act(tab, () => page.locator('.ant-select-item-option', { hasText: 'Damaged in transit' }).click());
     await page.getByLabel('Note to customer').fill(SENTINELS[3]);
     await run.act(tab, () => page.locator('.ant-modal-footer .ant-btn-primary').click());
-    await run.until(tab, 'closed [dialog] "Refund order 4411"');
+    await run.until(tab, 'closed dialog "Refund order 4411"');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [dialog] "Refund order 4411" — it showed: Customer: Ann Lee · Paid: $120.00 · $ · Damaged in transit',
-      '- HH:MM:SS click [button] "Refund" (in dialog: Refund order 4411)',
-      '- HH:MM:SS typed 17 chars into [textbox] "Note to customer"',
-      '- HH:MM:SS closed [listbox] "Reason" — it showed: Damaged in transit · Arrived late · Other',
-      '- HH:MM:SS click [option] "Damaged in transit" (selected) (in list: Reason)',
-      '- HH:MM:SS click [combobox] "Reason" (expanded) (in dialog: Refund order 4411) → opened [listbox] "Reason"',
-      '- HH:MM:SS typed 2 chars into [spinbutton] "Amount"',
-      '- HH:MM:SS click [button] "Refund" (in dialog: Refund order 4411) → invalid: [spinbutton] "Amount": "Enter an amount" · [combobox] "Reason": "Choose a reason"',
-      `- HH:MM:SS click [button] "Refund" (in row: ${ROW_4411}) → opened [dialog] "Refund order 4411"`,
-      '- HH:MM:SS closed [listbox] "Status" — it showed: All statuses · Paid · Shipped',
-      '- HH:MM:SS click [option] "Paid" (selected) (in list: Status) → page changed',
-      '- HH:MM:SS click [combobox] "Status" (expanded) → opened [listbox] "Status"',
+      '- HH:MM:SS closed dialog "Refund order 4411": Customer: Ann Lee · Paid: $120.00 · $ · Damaged in transit',
+      '- HH:MM:SS click button "Refund" (dialog: Refund order 4411)',
+      '- HH:MM:SS typed 17 chars into textbox "Note to customer"',
+      '- HH:MM:SS closed listbox "Reason": Damaged in transit · Arrived late · Other',
+      '- HH:MM:SS click option "Damaged in transit" (selected) (list: Reason)',
+      '- HH:MM:SS click combobox "Reason" (expanded) (dialog: Refund order 4411) → opened listbox "Reason"',
+      '- HH:MM:SS typed 2 chars into spinbutton "Amount"',
+      '- HH:MM:SS click button "Refund" (dialog: Refund order 4411) → invalid: spinbutton "Amount": "Enter an amount" · combobox "Reason": "Choose a reason"',
+      `- HH:MM:SS click button "Refund" (row: ${ROW_4411}) → opened dialog "Refund order 4411"`,
+      '- HH:MM:SS closed listbox "Status": All statuses · Paid · Shipped',
+      '- HH:MM:SS click option "Paid" (selected) (list: Status) → page changed',
+      '- HH:MM:SS click combobox "Status" (expanded) → opened listbox "Status"',
       '- HH:MM:SS navigate /corpus/orders-antd.html "Orders · Acme Back Office"',
     ], consoleLines.join('\n'));
   });
@@ -75,9 +75,9 @@ describe('corpus: Ant Design', { skip: skip || false }, () => {
     await page.waitForSelector('tr[data-row-key="4412"]', { state: 'detached' });
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [listbox] "Status" — it showed: All statuses · Paid · Shipped',
-      '- HH:MM:SS press Enter in [option] "Paid" (in list: Status) → page changed',
-      '- HH:MM:SS press ArrowDown in [combobox] "Status" → opened [listbox] "Status"',
+      '- HH:MM:SS closed listbox "Status": All statuses · Paid · Shipped',
+      '- HH:MM:SS press Enter in option "Paid" (list: Status) → page changed',
+      '- HH:MM:SS press ArrowDown in combobox "Status" → opened listbox "Status"',
       '- HH:MM:SS navigate /corpus/orders-antd.html "Orders · Acme Back Office"',
     ], consoleLines.join('\n'));
   });

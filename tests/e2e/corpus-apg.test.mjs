@@ -29,9 +29,9 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('option', { name: 'Banana' }).click());
       },
       lines: [
-        `closed [listbox] "Favorite Fruit" — it showed: ${FRUITS}`,
-        'click [option] "Banana" (selected) (in list: Favorite Fruit)',
-        'click [combobox] "Favorite Fruit" (expanded) → opened [listbox] "Favorite Fruit"',
+        `closed listbox "Favorite Fruit": ${FRUITS}`,
+        'click option "Banana" (selected) (list: Favorite Fruit)',
+        'click combobox "Favorite Fruit" (expanded) → opened listbox "Favorite Fruit"',
       ],
     },
     keyboard: {
@@ -44,16 +44,16 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Enter'));
       },
       lines: [
-        `closed [listbox] "Favorite Fruit" — it showed: ${FRUITS}`,
-        'press Enter in [option] "Banana" (in list: Favorite Fruit)',
-        'press Enter in [combobox] "Favorite Fruit" → opened [listbox] "Favorite Fruit"',
+        `closed listbox "Favorite Fruit": ${FRUITS}`,
+        'press Enter in option "Banana" (list: Favorite Fruit)',
+        'press Enter in combobox "Favorite Fruit" → opened listbox "Favorite Fruit"',
       ],
     },
   },
   {
     name: 'combobox_autocomplete_list', path: `${EX}/combobox/examples/combobox-autocomplete-list.html`,
     mouse: {
-      todo: "waits for i20a: items 1, 2 (the choice reads no visible response; the close comes before the click)",
+      todo: "waits for i20a: items 1, 2 (the choice reads no response; the close comes before the click)",
       async drive(run, tab, page) {
         await run.act(tab, () => page.locator('#cb1-input').click());
         await page.keyboard.type('ala');
@@ -62,13 +62,13 @@ const PATTERNS = [
         await run.act(tab, () => page.locator('#cb1-button').click());
       },
       lines: [
-        "closed [listbox] \"States\" — it showed: Alaska",
-        "click [button] \"States\" (not expanded)",
-        "click [button] \"States\" (expanded) → opened [listbox] \"States\"",
-        "closed [listbox] \"States\" — it showed: Alabama · Alaska",
-        "click [option] \"Alaska\" (in list: States)",
-        "typed 3 chars into [combobox] \"State\"",
-        "click [combobox] \"State\" (expanded) → opened [listbox] \"States\"",
+        "closed listbox \"States\": Alaska",
+        "click button \"States\" (not expanded)",
+        "click button \"States\" (expanded) → opened listbox \"States\"",
+        "closed listbox \"States\": Alabama · Alaska",
+        "click option \"Alaska\" (list: States)",
+        "typed 3 chars into combobox \"State\"",
+        "click combobox \"State\" (expanded) → opened listbox \"States\"",
       ],
     },
     keyboard: {
@@ -81,10 +81,10 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Tab'));
       },
       lines: [
-        "closed [listbox] \"States\" — it showed: New Hampshire · New Jersey · New Mexico · New York",
-        "press Enter in [option] \"New Hampshire\" (in list: States)",
-        "typed 3 chars into [combobox] \"State\"",
-        "opened [listbox] \"States\"",
+        "closed listbox \"States\": New Hampshire · New Jersey · New Mexico · New York",
+        "press Enter in option \"New Hampshire\" (list: States)",
+        "typed 3 chars into combobox \"State\"",
+        "opened listbox \"States\"",
       ],
     },
   },
@@ -95,7 +95,7 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('option', { name: 'Curium' }).click());
       },
       lines: [
-        "click [option] \"Curium\" (selected) (in list: Transuranium elements:)",
+        "click option \"Curium\" (selected) (list: Transuranium elements:)",
       ],
     },
     keyboard: {
@@ -106,8 +106,8 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('ArrowDown'));
       },
       lines: [
-        "press ArrowDown in [option] \"Plutonium\" (selected) (in list: Transuranium elements:)",
-        "press ArrowDown in [option] \"Neptunium\" (selected) (in list: Transuranium elements:)",
+        "press ArrowDown in option \"Plutonium\" (selected) (list: Transuranium elements:)",
+        "press ArrowDown in option \"Neptunium\" (selected) (list: Transuranium elements:)",
       ],
     },
   },
@@ -120,9 +120,9 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('menuitem', { name: 'Action 2' }).click());
       },
       lines: [
-        "closed [menu] \"Actions\" — it showed: Action 1 · Action 2 · Action 3 · Action 4",
-        "click [menuitem] \"Action 2\" (in menu: Actions)",
-        "click [button] \"Actions\" (expanded) → opened [menu] \"Actions\"",
+        "closed menu \"Actions\": Action 1 · Action 2 · Action 3 · Action 4",
+        "click menuitem \"Action 2\" (menu: Actions)",
+        "click button \"Actions\" (expanded) → opened menu \"Actions\"",
       ],
     },
     keyboard: {
@@ -134,9 +134,9 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Enter'));
       },
       lines: [
-        "closed [menu] \"Actions\" — it showed: Action 1 · Action 2 · Action 3 · Action 4",
-        "press Enter in [menuitem] \"Action 2\" (in menu: Actions)",
-        "press Enter in [button] \"Actions\" (expanded) → opened [menu] \"Actions\"",
+        "closed menu \"Actions\": Action 1 · Action 2 · Action 3 · Action 4",
+        "press Enter in menuitem \"Action 2\" (menu: Actions)",
+        "press Enter in button \"Actions\" (expanded) → opened menu \"Actions\"",
       ],
     },
   },
@@ -149,9 +149,9 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('menuitem', { name: 'Overview' }).click());
       },
       lines: [
-        "closed [menu] \"About\" — it showed: Overview · Administration · Facts · History · Current Statistics · Awards · Campus Tours · For prospective students · For alumni · For visitors",
-        "click [menuitem] \"Overview\" (in menu: About)",
-        "click [menuitem] \"About\" (expanded) (in menu: Mythical University) → opened [menu] \"About\"",
+        "closed menu \"About\": Overview · Administration · Facts · History · Current Statistics · Awards · Campus Tours · For prospective students · For alumni · For visitors",
+        "click menuitem \"Overview\" (menu: About)",
+        "click menuitem \"About\" (expanded) (menu: Mythical University) → opened menu \"About\"",
       ],
     },
     keyboard: {
@@ -164,9 +164,9 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Enter'));
       },
       lines: [
-        "closed [menu] \"About\" — it showed: Overview · Administration · Facts · History · Current Statistics · Awards · Campus Tours · For prospective students · For alumni · For visitors",
-        "press Enter in [menuitem] \"Administration\" (in menu: About)",
-        "press ArrowDown in [menuitem] \"About\" (in menu: Mythical University) → opened [menu] \"About\"",
+        "closed menu \"About\": Overview · Administration · Facts · History · Current Statistics · Awards · Campus Tours · For prospective students · For alumni · For visitors",
+        "press Enter in menuitem \"Administration\" (menu: About)",
+        "press ArrowDown in menuitem \"About\" (menu: Mythical University) → opened menu \"About\"",
       ],
     },
   },
@@ -180,10 +180,10 @@ const PATTERNS = [
         await run.act(tab, () => page.locator('#dialog1').getByRole('button', { name: 'Cancel' }).click());
       },
       lines: [
-        "closed [dialog] \"Add Delivery Address\" — it showed: For example, gate code or other information to help the driver find you",
-        "click [button] \"Cancel\" (in dialog: Add Delivery Address) → page changed",
-        "typed 19 chars into [textbox] \"Street:\"",
-        "click [button] \"Add Delivery Address\" → opened [dialog] \"Add Delivery Address\"",
+        "closed dialog \"Add Delivery Address\": For example, gate code or other information to help the driver find you",
+        "click button \"Cancel\" (dialog: Add Delivery Address) → page changed",
+        "typed 19 chars into textbox \"Street:\"",
+        "click button \"Add Delivery Address\" → opened dialog \"Add Delivery Address\"",
       ],
     },
     keyboard: {
@@ -195,10 +195,10 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Escape'));
       },
       lines: [
-        "closed [dialog] \"Add Delivery Address\" — it showed: For example, gate code or other information to help the driver find you",
-        "press Escape in [textbox] \"Street:\" (in dialog: Add Delivery Address)",
-        "typed 19 chars into [textbox] \"Street:\"",
-        "click [button] \"Add Delivery Address\" → opened [dialog] \"Add Delivery Address\"",
+        "closed dialog \"Add Delivery Address\": For example, gate code or other information to help the driver find you",
+        "press Escape in textbox \"Street:\" (dialog: Add Delivery Address)",
+        "typed 19 chars into textbox \"Street:\"",
+        "click button \"Add Delivery Address\" → opened dialog \"Add Delivery Address\"",
       ],
     },
   },
@@ -211,8 +211,8 @@ const PATTERNS = [
         await run.act(tab, () => page.locator('#ex1-grid').getByRole('link', { name: 'Down Town Grocery' }).click());
       },
       lines: [
-        "click [link] \"Down Town Grocery\" → navigated (in-page anchor) to /apg/patterns/grid/examples/data-grids.html \"Data Grid Examples\"",
-        "click [button] \"Amount\" → page changed",
+        "click link \"Down Town Grocery\" → navigated (in-page anchor) to /apg/patterns/grid/examples/data-grids.html \"Data Grid Examples\"",
+        "click button \"Amount\" → page changed",
       ],
     },
     keyboard: {
@@ -225,7 +225,7 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Enter'));
       },
       lines: [
-        "click [link] \"Down Town Grocery\" → navigated (in-page anchor) to /apg/patterns/grid/examples/data-grids.html \"Data Grid Examples\"",
+        "click link \"Down Town Grocery\" → navigated (in-page anchor) to /apg/patterns/grid/examples/data-grids.html \"Data Grid Examples\"",
       ],
     },
   },
@@ -236,7 +236,7 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('tab', { name: 'Carl Andersen' }).click());
       },
       lines: [
-        "click [tab] \"Carl Andersen\" (selected) (in tablist: Danish Composers)",
+        "click tab \"Carl Andersen\" (selected) (tablist: Danish Composers)",
       ],
     },
     keyboard: {
@@ -246,7 +246,7 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('ArrowRight'));
       },
       lines: [
-        "press ArrowRight in [tab] \"Carl Andersen\" (selected) (in tablist: Danish Composers)",
+        "press ArrowRight in tab \"Carl Andersen\" (selected) (tablist: Danish Composers)",
       ],
     },
   },
@@ -257,7 +257,7 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('button', { name: 'Is there free parking on holidays?' }).click());
       },
       lines: [
-        "click [button] \"Is there free parking on holidays?\" (expanded)",
+        "click button \"Is there free parking on holidays?\" (expanded)",
       ],
     },
     keyboard: {
@@ -267,8 +267,8 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Space'));
       },
       lines: [
-        "click [button] \"What do I do if I lose my permit or if my permit is stolen?\" (not expanded)",
-        "click [button] \"What do I do if I lose my permit or if my permit is stolen?\" (expanded)",
+        "click button \"What do I do if I lose my permit or if my permit is stolen?\" (not expanded)",
+        "click button \"What do I do if I lose my permit or if my permit is stolen?\" (expanded)",
       ],
     },
   },
@@ -281,8 +281,8 @@ const PATTERNS = [
         await run.act(tab, () => page.getByRole('treeitem', { name: 'project-2.docx' }).click());
       },
       lines: [
-        "click [treeitem] \"project-2.docx\" (selected)",
-        "click [treeitem] \"Projects\" (expanded, selected)",
+        "click treeitem \"project-2.docx\" (selected)",
+        "click treeitem \"Projects\" (expanded, selected)",
       ],
     },
     keyboard: {
@@ -295,8 +295,8 @@ const PATTERNS = [
         await run.act(tab, () => page.keyboard.press('Enter'));
       },
       lines: [
-        "press Enter in [treeitem] \"project-2.docx\" (selected)",
-        "press ArrowRight in [treeitem] \"Projects\" (expanded)",
+        "press Enter in treeitem \"project-2.docx\" (selected)",
+        "press ArrowRight in treeitem \"Projects\" (expanded)",
       ],
     },
   },

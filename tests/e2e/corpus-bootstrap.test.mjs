@@ -41,19 +41,19 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
     await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
     await run.until(tab, '"Order placed"');
     await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
-    await run.until(tab, 'closed [dialog] "Order placed"');
+    await run.until(tab, 'closed dialog "Order placed"');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [dialog] "Order placed" — it showed: Order A-1009 for $65.00 is confirmed. The receipt is on its way.',
-      '- HH:MM:SS click [button] "Done" (in dialog: Order placed)',
-      '- HH:MM:SS click [button] "Place order" (in form: Payment) → opened [dialog] "Order placed"',
-      '- HH:MM:SS click [checkbox] "I accept the terms" (checked) (in form: Payment)',
-      '- HH:MM:SS typed 19 chars into [textbox] "Card number"',
-      '- HH:MM:SS typed 24 chars into [textbox] "E-mail for the receipt"',
-      '- HH:MM:SS click [button] "Place order" (in form: Payment) → invalid: [textbox] "E-mail for the receipt": "Enter a valid e-mail address" · [textbox] "Card number": "Enter a card number" · [checkbox] "I accept the terms": "You must accept the terms"',
-      `- HH:MM:SS closed [dialog] "Your cart" — it showed: ${CART}`,
-      '- HH:MM:SS click [button] "Close" (in dialog: Your cart) → page changed',
-      '- HH:MM:SS click [button] "Cart (2)" → opened [dialog] "Your cart"',
+      '- HH:MM:SS closed dialog "Order placed": Order A-1009 for $65.00 is confirmed. The receipt is on its way.',
+      '- HH:MM:SS click button "Done" (dialog: Order placed)',
+      '- HH:MM:SS click button "Place order" (form: Payment) → opened dialog "Order placed"',
+      '- HH:MM:SS click checkbox "I accept the terms" (checked) (form: Payment)',
+      '- HH:MM:SS typed 19 chars into textbox "Card number"',
+      '- HH:MM:SS typed 24 chars into textbox "E-mail for the receipt"',
+      '- HH:MM:SS click button "Place order" (form: Payment) → invalid: textbox "E-mail for the receipt": "Enter a valid e-mail address" · textbox "Card number": "Enter a card number" · checkbox "I accept the terms": "You must accept the terms"',
+      `- HH:MM:SS closed dialog "Your cart": ${CART}`,
+      '- HH:MM:SS click button "Close" (dialog: Your cart) → page changed',
+      '- HH:MM:SS click button "Cart (2)" → opened dialog "Your cart"',
       '- HH:MM:SS navigate /corpus/checkout-bootstrap.html "Checkout · Acme Store"',
     ], consoleLines.join('\n'));
   });
@@ -76,10 +76,10 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
     await page.locator('form.was-validated').waitFor();
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS click [button] "Place order" (in form: Payment) → invalid: [textbox] "E-mail for the receipt": "Enter a valid e-mail address" · [textbox] "Card number": "Enter a card number"',
-      '- HH:MM:SS click [checkbox] "I accept the terms" (checked) (in form: Payment)',
-      `- HH:MM:SS closed [dialog] "Your cart" — it showed: ${CART}`,
-      '- HH:MM:SS click [button] "Cart (2)" → opened [dialog] "Your cart"',
+      '- HH:MM:SS click button "Place order" (form: Payment) → invalid: textbox "E-mail for the receipt": "Enter a valid e-mail address" · textbox "Card number": "Enter a card number"',
+      '- HH:MM:SS click checkbox "I accept the terms" (checked) (form: Payment)',
+      `- HH:MM:SS closed dialog "Your cart": ${CART}`,
+      '- HH:MM:SS click button "Cart (2)" → opened dialog "Your cart"',
       '- HH:MM:SS navigate /corpus/checkout-bootstrap.html "Checkout · Acme Store"',
     ], consoleLines.join('\n'));
   });

@@ -42,12 +42,12 @@ describe('corpus: Downshift', { skip: skip || false }, () => {
     await page.getByRole('option').waitFor({ state: 'detached' });
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [listbox] "Assign to team" — it showed: Support',
-      '- HH:MM:SS click [button] "Show teams" (not expanded) (in form: Ticket)',
-      '- HH:MM:SS click [button] "Show teams" (expanded) (in form: Ticket) → opened [listbox] "Assign to team"',
-      '- HH:MM:SS typed 3 chars into [combobox] "Assign to team"',
-      '- HH:MM:SS click [option] "Support" (in list: Assign to team) → status "Routed to Support"',
-      '- HH:MM:SS click [combobox] "Assign to team" (expanded) (in form: Ticket) → opened [listbox] "Assign to team"',
+      '- HH:MM:SS closed listbox "Assign to team": Support',
+      '- HH:MM:SS click button "Show teams" (not expanded) (form: Ticket)',
+      '- HH:MM:SS click button "Show teams" (expanded) (form: Ticket) → opened listbox "Assign to team"',
+      '- HH:MM:SS typed 3 chars into combobox "Assign to team"',
+      '- HH:MM:SS click option "Support" (list: Assign to team) → status "Routed to Support"',
+      '- HH:MM:SS click combobox "Assign to team" (expanded) (form: Ticket) → opened listbox "Assign to team"',
       '- HH:MM:SS navigate /corpus/ticket-downshift.html "New ticket · Acme Helpdesk"',
     ], consoleLines.join('\n'));
   });
@@ -62,9 +62,9 @@ describe('corpus: Downshift', { skip: skip || false }, () => {
     await run.until(tab, 'Routed to Logistics');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [listbox] "Assign to team" — it showed: Billing · Logistics · Returns · Sales · Support',
-      '- HH:MM:SS press Enter in [option] "Logistics" (in list: Assign to team) → status "Routed to Logistics"',
-      '- HH:MM:SS press ArrowDown in [combobox] "Assign to team" (in form: Ticket) → opened [listbox] "Assign to team"',
+      '- HH:MM:SS closed listbox "Assign to team": Billing · Logistics · Returns · Sales · Support',
+      '- HH:MM:SS press Enter in option "Logistics" (list: Assign to team) → status "Routed to Logistics"',
+      '- HH:MM:SS press ArrowDown in combobox "Assign to team" (form: Ticket) → opened listbox "Assign to team"',
       '- HH:MM:SS navigate /corpus/ticket-downshift.html "New ticket · Acme Helpdesk"',
     ], consoleLines.join('\n'));
   });

@@ -42,14 +42,14 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     await run.until(tab, 'Saved Carla Diaz');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [dialog] "Edit Carla Diaz" — it showed: Partner',
-      '- HH:MM:SS click [button] "Save" (in dialog: Edit Carla Diaz) → alert [info] "Saved Carla Diaz"',
-      '- HH:MM:SS typed 4 chars into [textbox] "Credit limit"',
-      '- HH:MM:SS closed [listbox] "Segment" — it showed: Retail · Wholesale · Partner',
-      '- HH:MM:SS click [option] "Partner" (selected) (in list: Segment)',
-      '- HH:MM:SS click [combobox] "Segment" (expanded) (in dialog: Edit Carla Diaz) → opened [listbox] "Segment"',
-      '- HH:MM:SS click [button] "Save" (in dialog: Edit Carla Diaz) → invalid: [textbox] "Credit limit": "Enter a credit limit"',
-      '- HH:MM:SS click [button] "Edit" (in row: C-103 | Carla Diaz | [email] | Retail) → opened [dialog] "Edit Carla Diaz"',
+      '- HH:MM:SS closed dialog "Edit Carla Diaz": Partner',
+      '- HH:MM:SS click button "Save" (dialog: Edit Carla Diaz) → info alert "Saved Carla Diaz"',
+      '- HH:MM:SS typed 4 chars into textbox "Credit limit"',
+      '- HH:MM:SS closed listbox "Segment": Retail · Wholesale · Partner',
+      '- HH:MM:SS click option "Partner" (selected) (list: Segment)',
+      '- HH:MM:SS click combobox "Segment" (expanded) (dialog: Edit Carla Diaz) → opened listbox "Segment"',
+      '- HH:MM:SS click button "Save" (dialog: Edit Carla Diaz) → invalid: textbox "Credit limit": "Enter a credit limit"',
+      '- HH:MM:SS click button "Edit" (row: C-103 | Carla Diaz | [email] | Retail) → opened dialog "Edit Carla Diaz"',
       '- HH:MM:SS navigate /corpus/customers-element-plus.html "Customers · Acme CRM"',
     ], consoleLines.join('\n'));
   });
@@ -66,15 +66,15 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     await run.act(tab, () => page.keyboard.press('Enter'));
     await tabTo(page, '.el-dialog__footer button');
     await run.act(tab, () => page.keyboard.press('Enter'));
-    await run.until(tab, 'closed [dialog] "Edit Ann Lee"');
+    await run.until(tab, 'closed dialog "Edit Ann Lee"');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [dialog] "Edit Ann Lee" — it showed: Wholesale',
-      '- HH:MM:SS click [button] "Cancel" (in dialog: Edit Ann Lee) → page changed',
-      '- HH:MM:SS closed [listbox] "Segment" — it showed: Retail · Wholesale · Partner',
-      '- HH:MM:SS press Enter in [option] "Wholesale" (in list: Segment)',
-      '- HH:MM:SS press Enter in [combobox] "Segment" (in dialog: Edit Ann Lee) → opened [listbox] "Segment"',
-      '- HH:MM:SS click [button] "Edit" (in row: C-101 | Ann Lee | [email] | Retail) → opened [dialog] "Edit Ann Lee"',
+      '- HH:MM:SS closed dialog "Edit Ann Lee": Wholesale',
+      '- HH:MM:SS click button "Cancel" (dialog: Edit Ann Lee) → page changed',
+      '- HH:MM:SS closed listbox "Segment": Retail · Wholesale · Partner',
+      '- HH:MM:SS press Enter in option "Wholesale" (list: Segment)',
+      '- HH:MM:SS press Enter in combobox "Segment" (dialog: Edit Ann Lee) → opened listbox "Segment"',
+      '- HH:MM:SS click button "Edit" (row: C-101 | Ann Lee | [email] | Retail) → opened dialog "Edit Ann Lee"',
       '- HH:MM:SS navigate /corpus/customers-element-plus.html "Customers · Acme CRM"',
     ], consoleLines.join('\n'));
   });

@@ -34,32 +34,32 @@ describe('corpus: Grid.js, micromodal', { skip: skip || false }, () => {
     await run.until(tab, '[columnheader] "Orders"');
     await run.stable(tab);
     await page.getByRole('button', { name: 'Open' }).click();
-    await run.until(tab, 'opened [dialog] "Bo Chen"');
+    await run.until(tab, 'opened dialog "Bo Chen"');
     await run.stable(tab);
     await page.click('#customer-modal button[data-micromodal-close]');
-    await run.until(tab, 'closed [dialog] "Bo Chen"');
+    await run.until(tab, 'closed dialog "Bo Chen"');
     await run.stable(tab);
     for (const segment of ['VIP', 'New this month', 'At risk']) await page.getByLabel(segment).click();
     await run.until(tab, 'clicked 3×');
     await run.stable(tab);
     // The team's own dropdown: a div with aria-haspopup, no role.
     await page.click('#page-size-trigger');
-    await run.until(tab, 'opened [listbox]');
+    await run.until(tab, 'opened listbox');
     await run.stable(tab);
     await page.click('#page-size-list [role="option"]:has-text("25")');
-    await run.until(tab, 'closed [listbox]');
+    await run.until(tab, 'closed listbox');
     await run.stable(tab);
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [listbox] "Rows per page" — it showed: 10 · 25 · 50',
-      '- HH:MM:SS click [option] "25" (selected) (in list: Rows per page)',
-      '- HH:MM:SS click [combobox] "Rows per page" (expanded) → opened [listbox] "Rows per page"',
-      '- HH:MM:SS clicked 3× [checkbox] (in group: Segments): "VIP" (checked), "New this month" (not checked), "At risk" (checked)',
-      '- HH:MM:SS closed [dialog] "Bo Chen" — it showed: Segment: Wholesale · Orders: 48 · E-mail: [email]',
-      '- HH:MM:SS click [button] "Close" (in dialog: Bo Chen) → page changed',
-      '- HH:MM:SS click [button] "Open" (in row: C-102 | Bo Chen | [email] | Wholesale | 48) → opened [dialog] "Bo Chen"',
-      '- HH:MM:SS click [columnheader] "Orders" → page changed',
-      '- HH:MM:SS typed 19 chars into [searchbox] "Type a keyword..."',
+      '- HH:MM:SS closed listbox "Rows per page": 10 · 25 · 50',
+      '- HH:MM:SS click option "25" (selected) (list: Rows per page)',
+      '- HH:MM:SS click combobox "Rows per page" (expanded) → opened listbox "Rows per page"',
+      '- HH:MM:SS clicked 3× checkbox (group: Segments): "VIP" (checked), "New this month" (not checked), "At risk" (checked)',
+      '- HH:MM:SS closed dialog "Bo Chen": Segment: Wholesale · Orders: 48 · E-mail: [email]',
+      '- HH:MM:SS click button "Close" (dialog: Bo Chen) → page changed',
+      '- HH:MM:SS click button "Open" (row: C-102 | Bo Chen | [email] | Wholesale | 48) → opened dialog "Bo Chen"',
+      '- HH:MM:SS click columnheader "Orders" → page changed',
+      '- HH:MM:SS typed 19 chars into searchbox "Type a keyword..."',
       '- HH:MM:SS navigate /corpus/customers-gridjs.html "Customers · Acme Admin"',
     ], consoleLines.join('\n'));
 

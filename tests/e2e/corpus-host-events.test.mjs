@@ -30,7 +30,7 @@ describe('corpus: host events, whose action', { skip: skip || false }, () => {
     await sleep(500);
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS app event [warning] "checkout.payment_declined": "Card declined for [email]" (code: do_not_honor, retry: true)',
+      '- HH:MM:SS app warning "checkout.payment_declined": "Card declined for [email]" (code: do_not_honor, retry: true)',
       '- HH:MM:SS app event "checkout.payment_submitted" (method: card, last4: 1111, receipt: [email])',
       '- HH:MM:SS app event "checkout.started" (items: 3, total: 120.00)',
       '- HH:MM:SS navigate /corpus/checkout-host-events.html "Checkout · Acme Shop"',
@@ -62,10 +62,10 @@ describe('corpus: host events, whose action', { skip: skip || false }, () => {
     await page.evaluate(() => {
       document.querySelectorAll('.gridjs-tbody tr')[1].querySelector('button').click();
     });
-    await run.until(tab, 'opened [dialog] "Bo Chen"');
+    await run.until(tab, 'opened dialog "Bo Chen"');
     await run.stable(tab);
     await page.evaluate(() => document.querySelector('#customer-modal button[data-micromodal-close]').click());
-    await run.until(tab, 'closed [dialog] "Bo Chen"');
+    await run.until(tab, 'closed dialog "Bo Chen"');
     await page.evaluate(() => {
       const box = document.querySelector('input[value="churned"]');
       box.checked = true;
@@ -75,11 +75,11 @@ describe('corpus: host events, whose action', { skip: skip || false }, () => {
     await run.stable(tab);
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS set [checkbox] "At risk" (by script) = checked',
-      '- HH:MM:SS closed [dialog] "Bo Chen" — it showed: Segment: Wholesale · Orders: 48 · E-mail: [email]',
-      '- HH:MM:SS click [button] "Close" (by script) (in dialog: Bo Chen) → page changed',
-      '- HH:MM:SS click [button] "Open" (by script) (in row: C-102 | Bo Chen | [email] | Wholesale | 48) → opened [dialog] "Bo Chen"',
-      '- HH:MM:SS click [checkbox] "VIP" (checked) (in group: Segments)',
+      '- HH:MM:SS set checkbox "At risk" (by script) = checked',
+      '- HH:MM:SS closed dialog "Bo Chen": Segment: Wholesale · Orders: 48 · E-mail: [email]',
+      '- HH:MM:SS click button "Close" (by script) (dialog: Bo Chen) → page changed',
+      '- HH:MM:SS click button "Open" (by script) (row: C-102 | Bo Chen | [email] | Wholesale | 48) → opened dialog "Bo Chen"',
+      '- HH:MM:SS click checkbox "VIP" (checked) (group: Segments)',
       '- HH:MM:SS navigate /corpus/customers-gridjs.html "Customers · Acme Admin"',
     ], consoleLines.join('\n'));
     const json = await run.json(tab);

@@ -48,13 +48,13 @@ describe('corpus: htmx', { skip: skip || false }, () => {
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS navigate (back/forward) /htmx/contacts?saved= "Contacts · Acme Contacts"',
-      '- HH:MM:SS click [link] "Edit Bo Chen" (in row: Bo Chen | [email] | Edit Bo Chen) → navigated (in-app) to /htmx/contacts/2/edit "Edit Bo Chen · Acme Contacts"',
+      '- HH:MM:SS click link "Edit Bo Chen" (row: Bo Chen | [email] | Edit Bo Chen) → navigated (in-app) to /htmx/contacts/2/edit "Edit Bo Chen · Acme Contacts"',
       '- HH:MM:SS status "Saved Ann Lee"',
-      '- HH:MM:SS click [button] "Save" (in form: Contact) → navigated (in-app) to /htmx/contacts?saved= "Contacts · Acme Contacts"',
-      '- HH:MM:SS typed 15 chars into [textbox] "Phone"',
-      '- HH:MM:SS click [button] "Save" (in form: Contact) → alert [error] "Enter a phone number"',
-      '- HH:MM:SS typed 17 chars into [textbox] "Phone"',
-      '- HH:MM:SS click [link] "Edit Ann Lee" (in row: Ann Lee | [email] | Edit Ann Lee) → navigated (in-app) to /htmx/contacts/1/edit "Edit Ann Lee · Acme Contacts"',
+      '- HH:MM:SS click button "Save" (form: Contact) → navigated (in-app) to /htmx/contacts?saved= "Contacts · Acme Contacts"',
+      '- HH:MM:SS typed 15 chars into textbox "Phone"',
+      '- HH:MM:SS click button "Save" (form: Contact) → error alert "Enter a phone number"',
+      '- HH:MM:SS typed 17 chars into textbox "Phone"',
+      '- HH:MM:SS click link "Edit Ann Lee" (row: Ann Lee | [email] | Edit Ann Lee) → navigated (in-app) to /htmx/contacts/1/edit "Edit Ann Lee · Acme Contacts"',
       '- HH:MM:SS navigate /htmx/contacts "Contacts · Acme Contacts"',
     ], consoleLines.join('\n'));
   });
@@ -70,9 +70,9 @@ describe('corpus: htmx', { skip: skip || false }, () => {
     await run.until(tab, 'Enter a phone number');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS click [button] "Save" (in form: Contact) → alert [error] "Enter a phone number"',
-      '- HH:MM:SS typed 17 chars into [textbox] "Phone"',
-      '- HH:MM:SS click [link] "Edit Bo Chen" (in row: Bo Chen | [email] | Edit Bo Chen) → navigated (in-app) to /htmx/contacts/2/edit "Edit Bo Chen · Acme Contacts"',
+      '- HH:MM:SS click button "Save" (form: Contact) → error alert "Enter a phone number"',
+      '- HH:MM:SS typed 17 chars into textbox "Phone"',
+      '- HH:MM:SS click link "Edit Bo Chen" (row: Bo Chen | [email] | Edit Bo Chen) → navigated (in-app) to /htmx/contacts/2/edit "Edit Bo Chen · Acme Contacts"',
       '- HH:MM:SS navigate /htmx/contacts "Contacts · Acme Contacts"',
     ], consoleLines.join('\n'));
   });

@@ -49,14 +49,14 @@ describe('corpus: same-origin iframe', { skip: skip || false }, () => {
     assert.equal(await page.evaluate(() => document.getElementById('support').contentWindow.tracker.tab), tab,
       'the frame hands off to the top page\'s tracker');
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS click [button] "Refresh orders" (in toolbar: Orders) → status "Orders refreshed (2)"',
-      '- HH:MM:SS click [button] "How long do refunds take?" (expanded)',
-      '- HH:MM:SS click [link] "Read the FAQ"',
+      '- HH:MM:SS click button "Refresh orders" (toolbar: Orders) → status "Orders refreshed (2)"',
+      '- HH:MM:SS click button "How long do refunds take?" (expanded)',
+      '- HH:MM:SS click link "Read the FAQ"',
       '- HH:MM:SS app event "support.message_sent" (topic: Billing)',
-      '- HH:MM:SS click [button] "Send" (in form: Contact support) → status "Message sent: we answer within a day"',
-      '- HH:MM:SS typed 45 chars into [textbox] "Message"',
-      '- HH:MM:SS set [combobox] "Topic" = "Billing"',
-      '- HH:MM:SS click [button] "Refresh orders" (in toolbar: Orders) → status "Orders refreshed (1)"',
+      '- HH:MM:SS click button "Send" (form: Contact support) → status "Message sent: we answer within a day"',
+      '- HH:MM:SS typed 45 chars into textbox "Message"',
+      '- HH:MM:SS set combobox "Topic" = "Billing"',
+      '- HH:MM:SS click button "Refresh orders" (toolbar: Orders) → status "Orders refreshed (1)"',
       '- HH:MM:SS navigate /corpus/orders-with-support.html "Orders · Acme Admin"',
     ], consoleLines.join('\n'));
     const metrics = await (await run.daemon.get('/metrics')).text();

@@ -35,7 +35,7 @@ describe('corpus: multi-page flow', { skip: skip || false }, () => {
     await page.fill('textarea[name="note"]', 'Call me on +1 415 555 0134 or ann.lee@example.com');
     await page.click('button:has-text("Refund")');
     await page.waitForURL('**/shop/orders/4411?error=*');
-    await run.until(tab, `alert [error] "${ERROR}"`);
+    await run.until(tab, `error alert "${ERROR}"`);
     await run.stable(tab);
     await page.reload();
     await run.until(tab, 'navigate (reload)');
@@ -47,14 +47,14 @@ describe('corpus: multi-page flow', { skip: skip || false }, () => {
     assert.equal(page4.stable, true);
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS click [link] "Back to orders" → navigated to /shop/orders "Orders · Acme Shop"',
-      `- HH:MM:SS alert [error] "${ERROR}"`,
+      '- HH:MM:SS click link "Back to orders" → navigated to /shop/orders "Orders · Acme Shop"',
+      `- HH:MM:SS error alert "${ERROR}"`,
       '- HH:MM:SS navigate (reload) /shop/orders/4411?error= "Order 4411 · Acme Shop"',
-      `- HH:MM:SS alert [error] "${ERROR}"`,
-      '- HH:MM:SS click [button] "Refund" (in form: Refund) → navigated to /shop/orders/4411?error= "Order 4411 · Acme Shop"',
-      '- HH:MM:SS typed 49 chars into [textbox] "Note to customer"',
-      '- HH:MM:SS typed 3 chars into [textbox] "Amount"',
-      `- HH:MM:SS click [link] "View order 4411" (in row: ${ROW}) → navigated to /shop/orders/4411 "Order 4411 · Acme Shop"`,
+      `- HH:MM:SS error alert "${ERROR}"`,
+      '- HH:MM:SS click button "Refund" (form: Refund) → navigated to /shop/orders/4411?error= "Order 4411 · Acme Shop"',
+      '- HH:MM:SS typed 49 chars into textbox "Note to customer"',
+      '- HH:MM:SS typed 3 chars into textbox "Amount"',
+      `- HH:MM:SS click link "View order 4411" (row: ${ROW}) → navigated to /shop/orders/4411 "Order 4411 · Acme Shop"`,
       '- HH:MM:SS navigate /shop/orders "Orders · Acme Shop"',
     ], consoleLines.join('\n'));
 

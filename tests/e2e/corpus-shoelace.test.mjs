@@ -25,7 +25,7 @@ describe('corpus: Shoelace', { skip: skip || false }, () => {
     await run.stable(tab);
 
     await page.locator('tr', { hasText: 'INV-9' }).locator('sl-button').click();
-    await run.until(tab, 'opened [dialog] "Invoice INV-9"');
+    await run.until(tab, 'opened dialog "Invoice INV-9"');
     await run.stable(tab);
     // The mail service takes longer than a dead click's 2 s: meanwhile the
     // button shows a spinner inside its shadow root.
@@ -33,20 +33,20 @@ describe('corpus: Shoelace', { skip: skip || false }, () => {
     await run.until(tab, 'not sent: the mail service is down');
     await run.stable(tab);
     await page.locator('sl-dropdown sl-button').click();
-    await run.until(tab, 'opened [menu] "More actions"');
+    await run.until(tab, 'opened menu "More actions"');
     await run.stable(tab);
     await page.locator('#new-invoice').click();
     await run.until(tab, '"New invoice"');
     await run.stable(tab);
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [menu] "More actions" — it showed: Export CSV · Archive paid',
-      '- HH:MM:SS click [button] "New invoice" (in toolbar: Invoices)',
-      '- HH:MM:SS click [button] "More" (expanded) (in toolbar: Invoices) → opened [menu] "More actions"',
-      '- HH:MM:SS alert [error] "Reminder for INV-9 not sent: the mail service is down"',
-      '- HH:MM:SS closed [dialog] "Invoice INV-9" — it showed: Customer: Ann Lee · E-mail: [email] · Amount: $120.00 · Due: 2024-06-01',
-      '- HH:MM:SS click [button] "Send reminder" (in dialog: Invoice INV-9)',
-      '- HH:MM:SS click [button] "View" (in row: INV-9 | Ann Lee | $120.00 | 2024-06-01) → opened [dialog] "Invoice INV-9"',
+      '- HH:MM:SS closed menu "More actions": Export CSV · Archive paid',
+      '- HH:MM:SS click button "New invoice" (toolbar: Invoices)',
+      '- HH:MM:SS click button "More" (expanded) (toolbar: Invoices) → opened menu "More actions"',
+      '- HH:MM:SS error alert "Reminder for INV-9 not sent: the mail service is down"',
+      '- HH:MM:SS closed dialog "Invoice INV-9": Customer: Ann Lee · E-mail: [email] · Amount: $120.00 · Due: 2024-06-01',
+      '- HH:MM:SS click button "Send reminder" (dialog: Invoice INV-9)',
+      '- HH:MM:SS click button "View" (row: INV-9 | Ann Lee | $120.00 | 2024-06-01) → opened dialog "Invoice INV-9"',
       '- HH:MM:SS navigate /corpus/invoices-shoelace.html "Invoices · Acme Billing"',
     ], consoleLines.join('\n'));
 

@@ -39,9 +39,9 @@ describe('corpus: Preact SPA', { skip: skip || false }, () => {
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS navigate (back/forward) /corpus/spa/customers/102 "Bo Chen · Customers"',
-      '- HH:MM:SS click [button] "All customers" → navigated (in-app) to /corpus/spa/ "Customers · Acme CRM"',
-      '- HH:MM:SS click [link] "Bo Chen" (in list: Customer list) → navigated (in-app) to /corpus/spa/customers/102 "Bo Chen · Customers"',
-      '- HH:MM:SS typed 19 chars into [searchbox] "Search customers"',
+      '- HH:MM:SS click button "All customers" → navigated (in-app) to /corpus/spa/ "Customers · Acme CRM"',
+      '- HH:MM:SS click link "Bo Chen" (list: Customer list) → navigated (in-app) to /corpus/spa/customers/102 "Bo Chen · Customers"',
+      '- HH:MM:SS typed 19 chars into searchbox "Search customers"',
       '- HH:MM:SS navigate /corpus/spa/ "Customers · Acme CRM"',
     ], consoleLines.join('\n'));
     const json = await run.json(tab);

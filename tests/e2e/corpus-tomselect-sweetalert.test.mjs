@@ -39,21 +39,21 @@ describe('corpus: Tom Select, SweetAlert2', { skip: skip || false }, () => {
     await run.act(tab, () => page.getByRole('button', { name: 'Delete address' }).click());
     await run.until(tab, '"Delete this address?"');
     await run.act(tab, () => page.getByRole('button', { name: 'Yes, delete it' }).click());
-    await run.until(tab, 'opened [dialog] "Deleted"');
+    await run.until(tab, 'opened dialog "Deleted"');
     await run.act(tab, () => page.getByRole('button', { name: 'OK' }).click());
-    await run.until(tab, 'closed [dialog] "Deleted"');
+    await run.until(tab, 'closed dialog "Deleted"');
 
     assert.deepEqual(await run.lines(tab), [
-      '- HH:MM:SS closed [dialog] "Deleted" — it showed: The address was removed.',
-      '- HH:MM:SS click [button] "OK" (in dialog: Deleted) → page changed',
-      '- HH:MM:SS closed [dialog] "Delete this address?" — it showed: ! · You will not be able to undo this.',
-      '- HH:MM:SS click [button] "Yes, delete it" (in dialog: Delete this address?) → opened [dialog] "Deleted"',
-      '- HH:MM:SS click [button] "Delete address" (in form: Shipping address) → opened [dialog] "Delete this address?"',
-      `- HH:MM:SS closed [listbox] "Ship to country" — it showed: ${COUNTRIES}`,
-      '- HH:MM:SS set [combobox] "Ship to country" = "Kenya"',
-      '- HH:MM:SS click [option] "Kenya" (selected) (in list: Ship to country) → status "Ships to Kenya in 3–5 days"',
-      '- HH:MM:SS typed 19 chars into [textbox] "Street"',
-      '- HH:MM:SS click [combobox] "Ship to country" (expanded) (in form: Shipping address) → opened [listbox] "Ship to country"',
+      '- HH:MM:SS closed dialog "Deleted": The address was removed.',
+      '- HH:MM:SS click button "OK" (dialog: Deleted) → page changed',
+      '- HH:MM:SS closed dialog "Delete this address?": ! · You will not be able to undo this.',
+      '- HH:MM:SS click button "Yes, delete it" (dialog: Delete this address?) → opened dialog "Deleted"',
+      '- HH:MM:SS click button "Delete address" (form: Shipping address) → opened dialog "Delete this address?"',
+      `- HH:MM:SS closed listbox "Ship to country": ${COUNTRIES}`,
+      '- HH:MM:SS set combobox "Ship to country" = "Kenya"',
+      '- HH:MM:SS click option "Kenya" (selected) (list: Ship to country) → status "Ships to Kenya in 3–5 days"',
+      '- HH:MM:SS typed 19 chars into textbox "Street"',
+      '- HH:MM:SS click combobox "Ship to country" (expanded) (form: Shipping address) → opened listbox "Ship to country"',
       '- HH:MM:SS navigate /corpus/address-tomselect-sweetalert.html "Address book · Acme Store"',
     ], consoleLines.join('\n'));
   });
@@ -68,10 +68,10 @@ describe('corpus: Tom Select, SweetAlert2', { skip: skip || false }, () => {
     await run.until(tab, 'Ships to');
 
     assert.deepEqual(await run.lines(tab), [
-      `- HH:MM:SS closed [listbox] "Ship to country" — it showed: ${COUNTRIES}`,
-      '- HH:MM:SS set [combobox] "Ship to country" = "Kenya"',
-      '- HH:MM:SS press Enter in [option] "Kenya" (in list: Ship to country) → status "Ships to Kenya in 3–5 days"',
-      '- HH:MM:SS press ArrowDown in [combobox] "Ship to country" (in form: Shipping address) → opened [listbox] "Ship to country"',
+      `- HH:MM:SS closed listbox "Ship to country": ${COUNTRIES}`,
+      '- HH:MM:SS set combobox "Ship to country" = "Kenya"',
+      '- HH:MM:SS press Enter in option "Kenya" (list: Ship to country) → status "Ships to Kenya in 3–5 days"',
+      '- HH:MM:SS press ArrowDown in combobox "Ship to country" (form: Shipping address) → opened listbox "Ship to country"',
       '- HH:MM:SS navigate /corpus/address-tomselect-sweetalert.html "Address book · Acme Store"',
     ], consoleLines.join('\n'));
   });

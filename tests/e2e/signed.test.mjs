@@ -92,7 +92,7 @@ describe('signed per-tab ingest in Chromium', { skip: skip || false }, () => {
     const tab = `signed-${Date.now()}`;
     const { page, minted } = await openApp(tab);
     await page.click('#save');
-    await waitFor(async () => (await trace(tab)).text.includes('click [button] "Save"'), 10000, 'the click in the trace');
+    await waitFor(async () => (await trace(tab)).text.includes('click button "Save"'), 10000, 'the click in the trace');
     assert.match((await trace(tab)).text, /navigate \/app\.html\?daemon=&tab= "Orders"/);
     assert.equal(minted.length, 1, 'one token for one connection');
     assert.match(daemon.stderr, /ingest: signed mode/);
@@ -111,7 +111,7 @@ describe('signed per-tab ingest in Chromium', { skip: skip || false }, () => {
     const { exp } = JSON.parse(Buffer.from(minted[0].split('.')[1], 'base64url').toString());
     await sleep(Math.max(0, exp * 1000 + 500 - Date.now())); // past the first token's expiry
     await page.click('#again');
-    await waitFor(async () => (await trace(tab)).text.includes('click [button] "Again"'), 15000,
+    await waitFor(async () => (await trace(tab)).text.includes('click button "Again"'), 15000,
       'the click after the expiry, resent with a fresh token');
     assert.ok(minted.length >= 2, 'the sender asked the backend for a new token');
     assert.ok(await metric('uitrail_ingest_unbound_total{reason="expired"}') > expiredBefore,

@@ -63,7 +63,7 @@ typedef struct trial {
     int n_chunks;
     bool acked[MAX_CHUNKS + 1];
     bool closed;        /* the daemon closed the connection */
-    bool on_disk[TABS][MAX_EVENTS + 1]; /* [tab][seq] */
+    bool on_disk[TABS][MAX_EVENTS + 1]; /* tab[seq] */
     size_t max_file;    /* the largest recording file of the trial */
     size_t files;
 } trial;

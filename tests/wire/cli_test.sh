@@ -92,7 +92,7 @@ closed_tab)
 ]
 JSON
   run 0 replay "$work/c.json"
-  stdout_has 'click [button] "Apply"'
+  stdout_has 'click button "Apply"'
   stdout_has 'navigate /catalog "Catalog"'
   stderr_has 'tab "t1" was closed at 2024-06-10T06:13:23Z: its trace as it was just before'
   run 0 replay "$work/c.json" --tab t1 --format json
@@ -117,7 +117,7 @@ two_tabs)
   run 0 replay "$work/s.json"
   [ "$(grep -c '^== tab ' "$work/out")" -eq 2 ] || fail "expected two tab headers"
   [ "$(grep '^== tab ' "$work/out" | head -1)" = "== tab t1 ==" ] || fail "t1 first (first appearance)"
-  stdout_has 'click [button] "Apply" (in toolbar: Filters)'
+  stdout_has 'click button "Apply" (toolbar: Filters)'
   stderr_has 'warning: record rejected (missing_field): uitrail.click: field "name" is missing' ;;
 one_tab_json_stdin)
   write_session

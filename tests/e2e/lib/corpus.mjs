@@ -41,7 +41,9 @@ const MIME_TYPES = {
   '.woff2': 'font/woff2', '.png': 'image/png',
 };
 
-export const TIME_RE = /\b\d\d:\d\d:\d\d\b/g;
+// A clock (HH:MM:SS), or its ":SS" under the minute of the time before it
+// (protocol §4): an entry line's, or one of a repeat's "(also …)".
+export const TIME_RE = /\b\d\d:\d\d:\d\d\b|(?<=^- |\(also |, ):\d\d\b/gm;
 
 /** The personal data the corpus pages show or the tests type: none of it
  *  may reach an output (fixtures/pii/corpus.txt lists more of its kinds). */

@@ -115,5 +115,5 @@ export async function until(what, check, timeoutMs = 10000) {
 
 /** The event lines of a text trace without their "- HH:MM:SS " times. */
 export function traceLines(text) {
-  return text.split('\n').filter((l) => l.startsWith('- ')).map((l) => l.replace(/^- \d\d:\d\d:\d\d /, ''));
+  return text.split('\n').filter((l) => l.startsWith('- ')).map((l) => l.replace(/^- (?:\d\d:\d\d)?:\d\d /, ''));
 }
