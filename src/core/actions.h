@@ -8,7 +8,7 @@
  * that window gives the provisional outcome "page changed", which one of
  * the former may still replace. Anything visible within UT_DEAD_CLICK_MS
  * answers it; if nothing did and the tab reports mutations, the click is
- * settled as "no visible response" once UT_DEAD_CLICK_MS has passed. A
+ * settled as "no response" once UT_DEAD_CLICK_MS has passed. A
  * newer click ends the wait for the older one without a verdict. A click
  * whose page went away (an unload that answered it) waits for the next
  * page's navigation instead, up to UT_UNLOAD_OUTCOME_WINDOW_MS.
@@ -123,7 +123,7 @@ void ut__action_click_moved(ut__action *a, uint32_t from, uint32_t to);
  * may still be set (none yet, or the provisional "page changed"). While a
  * late event is applied (`now` its own time): the click it followed, the
  * newest click at or before `now`, when `now` is within its outcome window
- * and its outcome may still be set ("no visible response" too: the late
+ * and its outcome may still be set ("no response" too: the late
  * event shows it was answered). */
 ut__entry **ut__action_outcome_candidate(const ut__action *a, const ut__ring *r, int64_t now);
 /* The awaiting click an unload answered, while the next page may still

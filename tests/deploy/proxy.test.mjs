@@ -239,8 +239,8 @@ describe('the HTTP transport from another origin, behind HAProxy, in signed mode
       return res.status === 200 && res.body.includes('→ alert') ? res.body : null;
     });
     assert.deepEqual(traceLines(trace).slice(0, 3), [
-      'click [button] "Save" (in form: Edit item) → alert "Price must be positive"',
-      'typed 2 chars into [textbox] "Price"',
+      'click button "Save" (form: Edit item) → alert "Price must be positive"',
+      'typed 2 chars into textbox "Price"',
       'navigate / "Catalog admin"',
     ], trace);
     // The page read every answer (CORS granted): the batch refused for its

@@ -179,7 +179,7 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     for (const chip of chips) await page.click(`label.chip:has-text("${chip}")`);
     const text = await traceWith(tab, (t) => t.includes('clicked 8×'), 'the burst line');
     const lines = text.split('\n');
-    assert.deepEqual(lines.filter((line) => line.includes('[checkbox]')).map((line) => line.replace(TIME_RE, 'HH:MM:SS')), [
+    assert.deepEqual(lines.filter((line) => line.includes(" checkbox ")).map((line) => line.replace(TIME_RE, 'HH:MM:SS')), [
       '- HH:MM:SS clicked 8× checkbox (checked) (group: Lifecycle filter): "Active", "Draft", "Retired" … (+5 more)',
     ]);
     await page.close();
