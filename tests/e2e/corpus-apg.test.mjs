@@ -107,7 +107,7 @@ const PATTERNS = [
       },
       lines: [
         "press ArrowDown in option \"Plutonium\" (selected) (list: Transuranium elements:)",
-        "press ArrowDown in option \"Neptunium\" (selected) (list: Transuranium elements:)",
+        "press ArrowDown in option \"Neptunium\" (selected) (same list)",
       ],
     },
   },

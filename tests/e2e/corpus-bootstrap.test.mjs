@@ -47,10 +47,10 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
       '- HH:MM:SS closed dialog "Order placed": Order A-1009 for $65.00 is confirmed. The receipt is on its way.',
       '- HH:MM:SS click button "Done" (dialog: Order placed)',
       '- HH:MM:SS click button "Place order" (form: Payment) → opened dialog "Order placed"',
-      '- HH:MM:SS click checkbox "I accept the terms" (checked) (form: Payment)',
+      '- HH:MM:SS click checkbox "I accept the terms" (checked) (same form)',
       '- HH:MM:SS typed 19 chars into textbox "Card number"',
       '- HH:MM:SS typed 24 chars into textbox "E-mail for the receipt"',
-      '- HH:MM:SS click button "Place order" (form: Payment) → invalid: textbox "E-mail for the receipt": "Enter a valid e-mail address" · textbox "Card number": "Enter a card number" · checkbox "I accept the terms": "You must accept the terms"',
+      '- HH:MM:SS click button "Place order" (same form) → invalid: textbox "E-mail for the receipt": "Enter a valid e-mail address" · textbox "Card number": "Enter a card number" · checkbox "I accept the terms": "You must accept the terms"',
       `- HH:MM:SS closed dialog "Your cart": ${CART}`,
       '- HH:MM:SS click button "Close" (dialog: Your cart) → page changed',
       '- HH:MM:SS click button "Cart (2)" → opened dialog "Your cart"',
@@ -77,7 +77,7 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS click button "Place order" (form: Payment) → invalid: textbox "E-mail for the receipt": "Enter a valid e-mail address" · textbox "Card number": "Enter a card number"',
-      '- HH:MM:SS click checkbox "I accept the terms" (checked) (form: Payment)',
+      '- HH:MM:SS click checkbox "I accept the terms" (checked) (same form)',
       `- HH:MM:SS closed dialog "Your cart": ${CART}`,
       '- HH:MM:SS click button "Cart (2)" → opened dialog "Your cart"',
       '- HH:MM:SS navigate /corpus/checkout-bootstrap.html "Checkout · Acme Store"',

@@ -44,10 +44,10 @@ describe('corpus: Downshift', { skip: skip || false }, () => {
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed listbox "Assign to team": Support',
       '- HH:MM:SS click button "Show teams" (not expanded) (form: Ticket)',
-      '- HH:MM:SS click button "Show teams" (expanded) (form: Ticket) → opened listbox "Assign to team"',
+      '- HH:MM:SS click button "Show teams" (expanded) (same form) → opened listbox "Assign to team"',
       '- HH:MM:SS typed 3 chars into combobox "Assign to team"',
       '- HH:MM:SS click option "Support" (list: Assign to team) → status "Routed to Support"',
-      '- HH:MM:SS click combobox "Assign to team" (expanded) (form: Ticket) → opened listbox "Assign to team"',
+      '- HH:MM:SS click combobox "Assign to team" (expanded) (same form) → opened listbox "Assign to team"',
       '- HH:MM:SS navigate /corpus/ticket-downshift.html "New ticket · Acme Helpdesk"',
     ], consoleLines.join('\n'));
   });

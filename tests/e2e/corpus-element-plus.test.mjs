@@ -47,8 +47,8 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
       '- HH:MM:SS typed 4 chars into textbox "Credit limit"',
       '- HH:MM:SS closed listbox "Segment": Retail · Wholesale · Partner',
       '- HH:MM:SS click option "Partner" (selected) (list: Segment)',
-      '- HH:MM:SS click combobox "Segment" (expanded) (dialog: Edit Carla Diaz) → opened listbox "Segment"',
-      '- HH:MM:SS click button "Save" (dialog: Edit Carla Diaz) → invalid: textbox "Credit limit": "Enter a credit limit"',
+      '- HH:MM:SS click combobox "Segment" (expanded) (same dialog) → opened listbox "Segment"',
+      '- HH:MM:SS click button "Save" (same dialog) → invalid: textbox "Credit limit": "Enter a credit limit"',
       '- HH:MM:SS click button "Edit" (row: C-103 | Carla Diaz | [email] | Retail) → opened dialog "Edit Carla Diaz"',
       '- HH:MM:SS navigate /corpus/customers-element-plus.html "Customers · Acme CRM"',
     ], consoleLines.join('\n'));
@@ -73,7 +73,7 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
       '- HH:MM:SS click button "Cancel" (dialog: Edit Ann Lee) → page changed',
       '- HH:MM:SS closed listbox "Segment": Retail · Wholesale · Partner',
       '- HH:MM:SS press Enter in option "Wholesale" (list: Segment)',
-      '- HH:MM:SS press Enter in combobox "Segment" (dialog: Edit Ann Lee) → opened listbox "Segment"',
+      '- HH:MM:SS press Enter in combobox "Segment" (same dialog) → opened listbox "Segment"',
       '- HH:MM:SS click button "Edit" (row: C-101 | Ann Lee | [email] | Retail) → opened dialog "Edit Ann Lee"',
       '- HH:MM:SS navigate /corpus/customers-element-plus.html "Customers · Acme CRM"',
     ], consoleLines.join('\n'));

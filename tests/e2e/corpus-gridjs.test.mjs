@@ -31,7 +31,7 @@ describe('corpus: Grid.js, micromodal', { skip: skip || false }, () => {
     await run.stable(tab);
     // The sort button inside the header: the click is about the column.
     await page.click('th[data-column-id="orders"] button.gridjs-sort');
-    await run.until(tab, '[columnheader] "Orders"');
+    await run.until(tab, 'columnheader "Orders"');
     await run.stable(tab);
     await page.getByRole('button', { name: 'Open' }).click();
     await run.until(tab, 'opened dialog "Bo Chen"');

@@ -52,7 +52,7 @@ describe('corpus: htmx', { skip: skip || false }, () => {
       '- HH:MM:SS status "Saved Ann Lee"',
       '- HH:MM:SS click button "Save" (form: Contact) → navigated (in-app) to /htmx/contacts?saved= "Contacts · Acme Contacts"',
       '- HH:MM:SS typed 15 chars into textbox "Phone"',
-      '- HH:MM:SS click button "Save" (form: Contact) → error alert "Enter a phone number"',
+      '- HH:MM:SS click button "Save" (same form) → error alert "Enter a phone number"',
       '- HH:MM:SS typed 17 chars into textbox "Phone"',
       '- HH:MM:SS click link "Edit Ann Lee" (row: Ann Lee | [email] | Edit Ann Lee) → navigated (in-app) to /htmx/contacts/1/edit "Edit Ann Lee · Acme Contacts"',
       '- HH:MM:SS navigate /htmx/contacts "Contacts · Acme Contacts"',

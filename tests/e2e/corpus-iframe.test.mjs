@@ -56,7 +56,7 @@ describe('corpus: same-origin iframe', { skip: skip || false }, () => {
       '- HH:MM:SS click button "Send" (form: Contact support) → status "Message sent: we answer within a day"',
       '- HH:MM:SS typed 45 chars into textbox "Message"',
       '- HH:MM:SS set combobox "Topic" = "Billing"',
-      '- HH:MM:SS click button "Refresh orders" (toolbar: Orders) → status "Orders refreshed (1)"',
+      '- HH:MM:SS click button "Refresh orders" (same toolbar) → status "Orders refreshed (1)"',
       '- HH:MM:SS navigate /corpus/orders-with-support.html "Orders · Acme Admin"',
     ], consoleLines.join('\n'));
     const metrics = await (await run.daemon.get('/metrics')).text();

@@ -42,7 +42,7 @@ describe('corpus: Shoelace', { skip: skip || false }, () => {
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed menu "More actions": Export CSV · Archive paid',
       '- HH:MM:SS click button "New invoice" (toolbar: Invoices)',
-      '- HH:MM:SS click button "More" (expanded) (toolbar: Invoices) → opened menu "More actions"',
+      '- HH:MM:SS click button "More" (expanded) (same toolbar) → opened menu "More actions"',
       '- HH:MM:SS error alert "Reminder for INV-9 not sent: the mail service is down"',
       '- HH:MM:SS closed dialog "Invoice INV-9": Customer: Ann Lee · E-mail: [email] · Amount: $120.00 · Due: 2024-06-01',
       '- HH:MM:SS click button "Send reminder" (dialog: Invoice INV-9)',

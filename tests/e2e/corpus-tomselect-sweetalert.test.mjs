@@ -53,7 +53,7 @@ describe('corpus: Tom Select, SweetAlert2', { skip: skip || false }, () => {
       '- HH:MM:SS set combobox "Ship to country" = "Kenya"',
       '- HH:MM:SS click option "Kenya" (selected) (list: Ship to country) → status "Ships to Kenya in 3–5 days"',
       '- HH:MM:SS typed 19 chars into textbox "Street"',
-      '- HH:MM:SS click combobox "Ship to country" (expanded) (form: Shipping address) → opened listbox "Ship to country"',
+      '- HH:MM:SS click combobox "Ship to country" (expanded) (same form) → opened listbox "Ship to country"',
       '- HH:MM:SS navigate /corpus/address-tomselect-sweetalert.html "Address book · Acme Store"',
     ], consoleLines.join('\n'));
   });

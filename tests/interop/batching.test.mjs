@@ -34,7 +34,7 @@ const EXPECTED = [
   'closed dialog "Edit Blue Widget": Price: $24.99 · Status: Published',
   'click button "Cancel" (dialog: Edit Blue Widget) → info status "Changes discarded"',
   'set combobox "Status" = "Draft"',
-  'click button "Save" (dialog: Edit Blue Widget) → error alert "Price must be positive"',
+  'click button "Save" (same dialog) → error alert "Price must be positive"',
   'typed 4 chars into textbox "Price"',
   'click button "Edit" (toolbar: Item) → opened dialog "Edit Blue Widget"',
   'navigate /catalog/1234 "Blue Widget"',
