@@ -6,18 +6,20 @@
 // o200k_base tokens (gpt-tokenizer) of the trace and the facts it still
 // holds. Usage:
 //   node tools/tokens/recall.mjs --before OLD_UITRAIL --after NEW_UITRAIL
-//        [--budgets 150,200,300,400] SESSION...
+//        [--budgets 150,200,300,400] [--framed] SESSION...
+// --framed measures the trace as a prompt carries it (framed=1).
 // tools/tokens/recall builds both binaries and runs this.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
 function parseArgs(argv) {
-  const a = { budgets: [150, 200, 300, 400], sessions: [] };
+  const a = { budgets: [150, 200, 300, 400], sessions: [], framed: false };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--before') a.before = argv[++i];
     else if (argv[i] === '--after') a.after = argv[++i];
     else if (argv[i] === '--budgets') a.budgets = argv[++i].split(',').map(Number);
+    else if (argv[i] === '--framed') a.framed = true;
     else a.sessions.push(argv[i]);
   }
   if (!a.before || !a.after || a.sessions.length === 0) {
@@ -29,6 +31,7 @@ function parseArgs(argv) {
 
 function trace(uitrail, session, budget) {
   const args = ['replay', session];
+  if (framed) args.push('--framed');
   if (budget) args.push('--max-tokens', String(budget));
   return execFileSync(uitrail, args, { encoding: 'utf8' });
 }
@@ -48,6 +51,7 @@ function measure(uitrail, session, facts, budget) {
 }
 
 const args = parseArgs(process.argv.slice(2));
+const framed = args.framed;
 const pct = (n, d) => `${Math.round((100 * n) / d)} %`;
 const rows = [];
 const totals = { before: {}, after: {}, facts: 0 };
