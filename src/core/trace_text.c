@@ -212,7 +212,7 @@ static void put_alert(ut_buf *out, ut_str role, uint8_t level, ut_str text)
     put_quoted(out, text);
 }
 
-/* `invalid: [textbox] "Amount": "Enter an amount" · [checkbox] "Terms":
+/* `invalid: textbox "Amount": "Enter an amount" · checkbox "Terms":
  * "Accept the terms"`: each control the page found invalid, with its
  * message, all page text quoted and cut like names. */
 static void put_invalid(ut_buf *out, ut_str list)

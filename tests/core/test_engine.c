@@ -584,9 +584,9 @@ static void test_engine_dialog_emptied_while_closing_keeps_snapshot(void **state
         const char *close;  /* the close's own snapshot */
         const char *line;
     } cases[] = {
-        {"", "", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Blue Widget \xC2\xB7 Total: $20"},
-        {"", "Total:", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Blue Widget \xC2\xB7 Total: $20"},
-        {"Total: $45", "", "closed [dialog] \"Cart\" \xE2\x80\x94 it showed: Total: $45"},
+        {"", "", "closed dialog \"Cart\": Blue Widget \xC2\xB7 Total: $20"},
+        {"", "Total:", "closed dialog \"Cart\": Blue Widget \xC2\xB7 Total: $20"},
+        {"Total: $45", "", "closed dialog \"Cart\": Total: $45"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ut_engine *e = engine_default();
@@ -727,13 +727,13 @@ static void test_engine_invalid_outcome(void **state)
     apply_ok(e, &ev);
     m.time_us = AT(5050);
     apply_ok(e, &m);
-    assert_line(e, "t", 0, "click [button] \"Place order\" (in form: Payment) \xE2\x86\x92 page changed");
+    assert_line(e, "t", 0, "click button \"Place order\" (form: Payment) \xE2\x86\x92 page changed");
     ev = ev_invalid_two(AT(5100));
     apply_ok(e, &ev);
     assert_int_equal(lines_of(e, "t"), 1);
     assert_line(e, "t", 0,
-                "click [button] \"Place order\" (in form: Payment) \xE2\x86\x92 invalid: [textbox] \"Amount\": "
-                "\"Enter an amount\" \xC2\xB7 [checkbox] \"I accept the terms\": \"You must \xE2\x80\x9D"
+                "click button \"Place order\" (form: Payment) \xE2\x86\x92 invalid: textbox \"Amount\": "
+                "\"Enter an amount\" \xC2\xB7 checkbox \"I accept the terms\": \"You must \xE2\x80\x9D"
                 "accept\xE2\x80\x9D the terms\"");
     char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
     assert_non_null(strstr(json, "\"outcome\":{\"kind\":\"invalid\",\"fields\":[{\"role\":\"textbox\",\"name\":"
@@ -746,7 +746,7 @@ static void test_engine_invalid_outcome(void **state)
     ev.nfields = 1;
     apply_ok(e, &ev);
     assert_int_equal(lines_of(e, "t"), 2);
-    assert_line(e, "t", 0, "invalid: [textbox]: \"Enter an amount\"");
+    assert_line(e, "t", 0, "invalid: textbox: \"Enter an amount\"");
     json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
     assert_non_null(strstr(json, "\"kind\":\"invalid\",\"seq\":"));
     assert_non_null(strstr(json, "\"fields\":[{\"role\":\"textbox\",\"text\":\"Enter an amount\"}]}"));
