@@ -447,7 +447,7 @@ static void test_trace_json_seq_links(void **state)
     apply_ok(e, &ev);
     ev = ev_nav("t", AT(30300), "https://shop.test/cart", "Cart", UT_NAV_PUSH);
     apply_ok(e, &ev);
-    ev = ev_click("t", AT(40000), "button", "Nothing", "n"); /* no visible response */
+    ev = ev_click("t", AT(40000), "button", "Nothing", "n"); /* no response */
     apply_ok(e, &ev);
     ut_engine_advance(e, AT(40000 + UT_DEAD_CLICK_MS + 1));
     for (int compact = 0; compact < 2; compact++) {
