@@ -292,24 +292,32 @@ static int builtin_callout(pcre2_callout_block *cb, void *ud)
 
 /* ---- The built-in patterns ---- */
 
-/* What one scan of a text tells about which families can match it. The
- * replacements contain no digit, no '@' and no long run of token
- * characters, so the profile of the original text bounds every
+/* What one scan of a text tells about which families can match it, and
+ * whether it needs the slower paths (fullwidth forms to fold, percent
+ * escapes to decode). The replacements contain no digit, no '@', no
+ * uppercase letter and no long run of token characters, and start and end
+ * with a bracket, so the profile of the original text bounds every
  * intermediate result too. */
 typedef struct text_profile {
     size_t digits;
     size_t longest_token_run; /* bytes of [A-Za-z0-9_.~+/=-] in a row */
     size_t longest_lettered_run; /* the longest such run with a letter in it */
     size_t longest_hex_run;      /* bytes of [0-9A-Fa-f] in a row */
+    /* Digits in a row with at most one ' ' or '-' between two of them: a
+     * SIN (046 454 286) has 9, an Aadhaar 12. */
+    size_t longest_grouped_digits;
     bool has_at;              /* '@' or its URL encoding %40 */
     bool has_bearer;          /* "bearer", any case */
     bool has_basic;           /* "basic", any case */
+    bool has_nino_start;      /* two capitals, an optional space, a digit (a UK NINO's start) */
+    bool has_escape;          /* a percent escape (%XX) */
+    bool has_fullwidth_lead;  /* the first byte of a fullwidth form (U+FF00..FFEF) */
 } text_profile;
 
 #define TOKEN_MIN_RUN 15  /* shortest token the token pattern matches (xoxb- + 10) */
 #define BEARER_MIN_RUN 8  /* shortest token after "Bearer" */
 #define BASIC_MIN_RUN 4   /* shortest credentials after "Basic" ("a:b" is YTpi) */
-#define NATIONAL_ID_MIN_DIGITS 6 /* a UK NINO; a SIN has 9, an Aadhaar 12 */
+#define NATIONAL_ID_GROUPED_MIN_DIGITS 9 /* a SIN has 9 digits, an Aadhaar 12 (a NINO: has_nino_start) */
 #define HEX_MIN_RUN 32    /* the token pattern's hex secrets */
 #define CARD_MIN_DIGITS 13
 #define SSN_DIGITS 9
@@ -327,47 +335,126 @@ static bool may_hold_email(const text_profile *p) { return p->has_at; }
 static bool may_hold_iban(const text_profile *p) { return p->digits >= IBAN_MIN_DIGITS; }
 static bool may_hold_card(const text_profile *p) { return p->digits >= CARD_MIN_DIGITS; }
 static bool may_hold_ssn(const text_profile *p) { return p->digits >= SSN_DIGITS; }
-static bool may_hold_national_id(const text_profile *p) { return p->digits >= NATIONAL_ID_MIN_DIGITS; }
+/* Not on any text with six digits: a date and a time ("2026-05-14 14:32")
+ * have more. A NINO starts with two capitals before its digits; a SIN or
+ * an Aadhaar is nine or more digits grouped by single separators. */
+static bool may_hold_national_id(const text_profile *p)
+{
+    return p->has_nino_start || p->longest_grouped_digits >= NATIONAL_ID_GROUPED_MIN_DIGITS;
+}
 static bool may_hold_phone(const text_profile *p) { return p->digits >= PHONE_INTL_MIN_DIGITS; }
 
-static bool is_token_char(unsigned char c)
+/* Byte classes of the profile scan, one table lookup a byte. */
+enum {
+    PB_DIGIT = 1u << 0,   /* must stay bit 0: the scan adds it to the digit count */
+    PB_LETTER = 1u << 1,  /* ASCII letter */
+    PB_UPPER = 1u << 2,
+    PB_TOKEN = 1u << 3,   /* [A-Za-z0-9_.~+/=-] */
+    PB_HEX = 1u << 4,
+    PB_GROUP_SEP = 1u << 5, /* ' ' or '-': joins digit groups */
+    PB_RARE = 1u << 6,    /* '@', '%', 'b', 'B', 0xEF: looked at closer */
+};
+
+#define PB_RANGE(lo, hi, bits) [lo ... hi] = (bits)
+static const uint8_t profile_class[256] = {
+    PB_RANGE('0', '9', PB_DIGIT | PB_TOKEN | PB_HEX),
+    ['A'] = PB_LETTER | PB_UPPER | PB_TOKEN | PB_HEX,
+    ['B'] = PB_LETTER | PB_UPPER | PB_TOKEN | PB_HEX | PB_RARE,
+    PB_RANGE('C', 'F', PB_LETTER | PB_UPPER | PB_TOKEN | PB_HEX),
+    PB_RANGE('G', 'Z', PB_LETTER | PB_UPPER | PB_TOKEN),
+    ['a'] = PB_LETTER | PB_TOKEN | PB_HEX,
+    ['b'] = PB_LETTER | PB_TOKEN | PB_HEX | PB_RARE,
+    PB_RANGE('c', 'f', PB_LETTER | PB_TOKEN | PB_HEX),
+    PB_RANGE('g', 'z', PB_LETTER | PB_TOKEN),
+    ['_'] = PB_TOKEN, ['.'] = PB_TOKEN, ['~'] = PB_TOKEN, ['+'] = PB_TOKEN, ['/'] = PB_TOKEN,
+    ['='] = PB_TOKEN,
+    ['-'] = PB_TOKEN | PB_GROUP_SEP,
+    [' '] = PB_GROUP_SEP,
+    ['@'] = PB_RARE, ['%'] = PB_RARE, [0xEF] = PB_RARE,
+};
+#undef PB_RANGE
+
+static bool is_hex_byte(unsigned char c) { return (profile_class[c] & PB_HEX) != 0; }
+
+/* The closer look at a PB_RARE byte at s[i]. */
+static void profile_rare(const unsigned char *s, size_t len, size_t i, text_profile *p)
 {
-    return char_class(c) != 0 || c == '_' || c == '.' || c == '~' || c == '+' || c == '/' ||
-           c == '=' || c == '-';
+    unsigned char c = s[i];
+    if (c == '@') {
+        p->has_at = true;
+    } else if (c == '%') {
+        if (i + 2 < len && is_hex_byte(s[i + 1]) && is_hex_byte(s[i + 2])) {
+            p->has_escape = true;
+            if (s[i + 1] == '4' && s[i + 2] == '0')
+                p->has_at = true;
+        }
+    } else if (c == 0xEF) {
+        p->has_fullwidth_lead = true;
+    } else if (i + 5 <= len) { /* 'b' or 'B' */
+        if (i + 6 <= len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
+            p->has_bearer = true;
+        if (strncasecmp((const char *)s + i, "basic", 5) == 0)
+            p->has_basic = true;
+    }
 }
 
+/* True when the digit at s[i] follows two capitals, with or without one
+ * space between: where a NINO's digits start. */
+static bool nino_start_at(const unsigned char *s, size_t i)
+{
+    size_t at = i >= 1 && s[i - 1] == ' ' ? i - 1 : i;
+    return at >= 2 && (profile_class[s[at - 1]] & PB_UPPER) && (profile_class[s[at - 2]] & PB_UPPER);
+}
+
+/* One scan of `in`, a table lookup a byte: what every family's gate,
+ * ut_redact_text's escape check and the fullwidth fold need to know. */
 static void profile_text(ut_str in, text_profile *p)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
-    size_t run = 0, hex_run = 0;
-    bool run_lettered = false;
+    size_t run = 0, hex_run = 0, grouped = 0;
+    bool run_lettered = false, after_digit = false;
     *p = (text_profile){0};
     for (size_t i = 0; i < in.len; i++) {
-        unsigned char c = s[i];
-        p->digits += c >= '0' && c <= '9';
-        if (c == '@' || (c == '%' && i + 2 < in.len && s[i + 1] == '4' && s[i + 2] == '0'))
-            p->has_at = true;
-        if (is_token_char(c)) {
-            run_lettered |= char_class(c) >= 2;
-            if (++run > p->longest_token_run)
+        unsigned cls = profile_class[s[i]];
+        p->digits += cls & PB_DIGIT;
+        if (cls & PB_TOKEN) {
+            run_lettered |= (cls & PB_LETTER) != 0;
+            run++;
+        } else if (run) {
+            if (run > p->longest_token_run)
                 p->longest_token_run = run;
             if (run_lettered && run > p->longest_lettered_run)
                 p->longest_lettered_run = run;
-        } else {
             run = 0;
             run_lettered = false;
         }
-        bool hex = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-        hex_run = hex ? hex_run + 1 : 0;
-        if (hex_run > p->longest_hex_run)
-            p->longest_hex_run = hex_run;
-        if ((c | 0x20) == 'b' && i + 5 <= in.len) {
-            if (i + 6 <= in.len && strncasecmp((const char *)s + i, "bearer", 6) == 0)
-                p->has_bearer = true;
-            if (strncasecmp((const char *)s + i, "basic", 5) == 0)
-                p->has_basic = true;
+        if (cls & PB_HEX) {
+            hex_run++;
+        } else if (hex_run) {
+            if (hex_run > p->longest_hex_run)
+                p->longest_hex_run = hex_run;
+            hex_run = 0;
         }
+        if (cls & PB_DIGIT) {
+            if (!after_digit && !p->has_nino_start && nino_start_at(s, i))
+                p->has_nino_start = true;
+            if (++grouped > p->longest_grouped_digits)
+                p->longest_grouped_digits = grouped;
+            after_digit = true;
+        } else {
+            if (!(cls & PB_GROUP_SEP) || !after_digit)
+                grouped = 0;
+            after_digit = false;
+        }
+        if (cls & PB_RARE)
+            profile_rare(s, in.len, i, p);
     }
+    if (run > p->longest_token_run)
+        p->longest_token_run = run;
+    if (run_lettered && run > p->longest_lettered_run)
+        p->longest_lettered_run = run;
+    if (hex_run > p->longest_hex_run)
+        p->longest_hex_run = hex_run;
 }
 
 /* Character classes and boundaries shared by the patterns below. */
@@ -957,7 +1044,8 @@ static int fullwidth_ascii(const unsigned char *s, size_t n)
 }
 
 /* Writes `in` with its foldable fullwidth characters folded into
- * r->folded and returns true, or returns false when it has none. */
+ * r->folded and returns true, or returns false when it has none. Called
+ * only when the profile saw a fullwidth lead byte. */
 static bool fold_fullwidth(ut_redactor *r, ut_str in)
 {
     const unsigned char *s = (const unsigned char *)in.ptr;
@@ -983,20 +1071,23 @@ static bool fold_fullwidth(ut_redactor *r, ut_str in)
     return any;
 }
 
-/* The pipeline over one text; `keys` skips the token family (see
- * ut_redact_event: keys of the page's code often look like tokens). */
-static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
+/* The pipeline over one text whose profile is `profile`; `keys` skips the
+ * token family (see ut_redact_event: keys of the page's code often look
+ * like tokens). */
+static ut_status redact_profiled(ut_redactor *r, ut_str in, text_profile profile, bool keys, ut_buf *out)
 {
     if (in.len == 0)
         return UT_OK;
     /* A text is searched folded, and comes out folded only when something
      * in it was redacted: text without personal data is kept as it was. */
-    ut_str cur = fold_fullwidth(r, in) ? ut_buf_str(&r->folded) : in;
+    ut_str cur = in;
+    if (profile.has_fullwidth_lead && fold_fullwidth(r, in)) {
+        cur = ut_buf_str(&r->folded);
+        profile_text(cur, &profile);
+    }
     if (r->folded.oom)
         return UT_ENOMEM;
     const char *searched = cur.ptr;
-    text_profile profile;
-    profile_text(cur, &profile);
 
     unsigned next = 0;
     pass_result rc = PASS_DONE;
@@ -1016,6 +1107,13 @@ static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
         return ut_buf_append_cstr(out, extra_replacement);
     }
     return ut_buf_append_str(out, cur.ptr == searched ? in : cur);
+}
+
+static ut_status redact(ut_redactor *r, ut_str in, bool keys, ut_buf *out)
+{
+    text_profile profile;
+    profile_text(in, &profile);
+    return redact_profiled(r, in, profile, keys, out);
 }
 
 /* ---- Percent-encoded text ---- */
@@ -1090,8 +1188,12 @@ static ut_status redact_encoded_words(ut_redactor *r, ut_str in)
 
 ut_status ut_redact_text(ut_redactor *r, ut_str in, ut_buf *out)
 {
-    if (!ut__url_has_escape(in, false))
-        return redact(r, in, false, out);
+    /* One scan says whether the text has escapes to decode and which
+     * families can match it. */
+    text_profile profile;
+    profile_text(in, &profile);
+    if (!profile.has_escape)
+        return redact_profiled(r, in, profile, false, out);
     ut_status st = redact_encoded_words(r, in);
     return st != UT_OK ? st : redact(r, ut_buf_str(&r->unescaped), false, out);
 }

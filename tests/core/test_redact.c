@@ -281,6 +281,13 @@ static void test_redact_national_ids_and_basic(void **state)
         {"aadhaar:498765432102", "aadhaar:[national-id]"},
         {"8765-4321-0988 ok", "[national-id] ok"},
         {"2345 6789 0125", "2345 6789 0125"},   /* Verhoeff fails */
+        /* The pass is gated on a NINO's start or on nine grouped digits:
+         * each form, folded from fullwidth digits or decoded, still gets it. */
+        {"NINO AB \xEF\xBC\x91\xEF\xBC\x92 34 56 C", "NINO [national-id]"},
+        {"ni=AB%2012%2034%2056%20C", "ni=[national-id]"},
+        {"x AB1 2 AB 12 34 56 D", "x AB1 2 [national-id]"},
+        {"order 12, 046 454 286", "order 12, [national-id]"},
+        {"2026-05-14 14:32 AB", "2026-05-14 14:32 AB"},
         {"1345 6789 0124", "1345 6789 0124"},   /* starts with 0 or 1: never issued */
         {"Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [token]"},
         {"authorization: basic YTpi", "authorization: basic [token]"},
