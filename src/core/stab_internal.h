@@ -35,17 +35,21 @@ static const double mutation_type_factor[3] = {
     [UT_MUT_CHARDATA] = 0.1,
 };
 
-/* One recently mutated target. */
+/* One recently mutated target. 48 bytes, 16 of them a tab: a 32-bit key
+ * and an 8-bit count keep it off the next multiple of 8. */
 typedef struct stab_target {
-    uint64_t key;             /* hash of `el`; 0 marks a free slot */
     int64_t last_us;          /* when it last mutated */
     int64_t window_start_us;  /* when it entered the current window; NO_TIME when outside */
     double window_max;        /* its largest weight in the current window */
     int64_t beat_us;          /* start of its latest beat (uitrail churn learning) */
+    uint32_t key;             /* hash of `el` (ut__stab_target_key); 0 marks a free slot */
     uint32_t period_us;       /* learned interval between beats; 0 while unknown */
     uint32_t subtree;         /* its subtree size when its current rhythm started */
-    uint32_t steady;          /* consecutive intervals at the learned rhythm */
+    uint8_t steady;           /* consecutive intervals at the learned rhythm, at most UT_STAB_CHURN_REPEATS_MAX */
 } stab_target;
+
+_Static_assert(sizeof(stab_target) <= 48, "a target stays at 48 bytes (16 a tab, 100 000 tabs)");
+_Static_assert(UT_STAB_CHURN_REPEATS_MAX <= UINT8_MAX, "steady counts up to the largest churn_min_repeats");
 
 /* The summed window weight of the flushes in one slice of time. */
 typedef struct stab_slice {
@@ -119,14 +123,14 @@ static inline int64_t mul_sat(int64_t a, int64_t b)
 }
 
 /* stab_window.c: what both models stand on (see the top of stability.c). */
-uint64_t ut__stab_target_key(ut_str el);
+uint32_t ut__stab_target_key(ut_str el);
 void ut__stab_emit_mark(ut_stab *s, ut_page_state state, int64_t t, double intensity, ut_mark_fn emit, void *ud);
 double ut__stab_page_intensity(uint32_t elements, uint32_t depth);
 double ut__stab_record_weight(const ut_mut_rec *r, uint32_t elements, uint32_t max_depth);
 void ut__stab_window_clear(ut_stab *s);
 int64_t ut__stab_slice_of(const ut_stab *s, int64_t t);
 double ut__stab_window_sum(const ut_stab *s, int64_t cur);
-stab_target *ut__stab_target_slot(ut_stab *s, uint64_t key, int64_t t);
+stab_target *ut__stab_target_slot(ut_stab *s, uint32_t key, int64_t t);
 void ut__stab_window_merge(ut_stab *s, stab_target *tg, int64_t cutoff, int64_t entry_us, double w);
 
 /* stab_domquake.c: the DOMQuake model. */

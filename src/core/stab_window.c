@@ -7,9 +7,13 @@
 #include <xxhash.h>
 
 /* ---- Small helpers ---- */
-uint64_t ut__stab_target_key(ut_str el)
+/* 32 bits tell apart the at most UT_STAB_TARGETS_MAX targets a tab holds:
+ * a new target takes the key of one held about once in 3 x 10^8 claims,
+ * and then only that tab scores the two as one target. */
+uint32_t ut__stab_target_key(ut_str el)
 {
-    uint64_t h = XXH3_64bits(el.ptr, el.len);
+    uint64_t h64 = XXH3_64bits(el.ptr, el.len);
+    uint32_t h = (uint32_t)(h64 ^ (h64 >> 32));
     return h ? h : 1; /* 0 marks a free slot */
 }
 
@@ -129,7 +133,7 @@ static bool target_rhythm_alive(const ut_stab *s, const stab_target *tg, int64_t
 /* The slot of `key`, or a slot claimed for it (free, or the least recently
  * used one that is out of the window and expects no beat); NULL when every
  * slot is in use, in which case the caller counts the record untracked. */
-stab_target *ut__stab_target_slot(ut_stab *s, uint64_t key, int64_t t)
+stab_target *ut__stab_target_slot(ut_stab *s, uint32_t key, int64_t t)
 {
     stab_target *victim = NULL;
     for (size_t i = 0; i < UT_STAB_TARGETS_MAX; i++) {

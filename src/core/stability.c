@@ -24,11 +24,11 @@
  *
  * WINDOW. Repeats of one target within window_ms count once, at their
  * maximum weight; the window intensity W(t) is the sum over the window.
- * Targets are told apart by a 64-bit hash of `el`. A small fixed table
+ * Targets are told apart by a 32-bit hash of `el`. A small fixed table
  * (UT_STAB_TARGETS_MAX) remembers recently mutated targets; a record whose
  * target the table cannot hold is counted as new (no repeat merging), and
  * the per-slice sums live in a ring of UT_STAB_WINDOW_BUCKETS slices of
- * window_ms / 6 each, so a scorer's memory is constant (about 1.2 KiB).
+ * window_ms / 6 each, so a scorer's memory is constant (about 1.1 KiB).
  *
  * MODELS. Two score on these weights and this window: DOMQuake's
  * (stab_domquake.c) and uitrail's, the default (stab_uitrail.c); each file
