@@ -5,6 +5,8 @@
 #include "budget.h"
 #include "text.h"
 
+#include <string.h>
+
 
 static bool is_click(const ut__entry *en)
 {
@@ -109,15 +111,16 @@ static uint8_t click_rank(const ut__line *l)
 {
     const ut__entry *en = l->en;
     switch ((ut__outcome)en->outcome) {
-    case UT__OUT_DIALOG:
     case UT__OUT_ALERT:
-    case UT__OUT_DEAD:
     case UT__OUT_INVALID:
-        return UT__RANK_FACT;
-    default:
-        break;
+    case UT__OUT_DEAD: /* the page's answer was nothing: that is what went wrong */
+        return UT__RANK_MESSAGE;
+    case UT__OUT_DIALOG: return UT__RANK_FACT;
+    default: break;
     }
-    if ((en->flags & UT__EF_RAGE) || l->ctx_kind == UT_CTX_ROW)
+    if (en->flags & UT__EF_RAGE)
+        return UT__RANK_MESSAGE;
+    if (l->ctx_kind == UT_CTX_ROW)
         return UT__RANK_FACT;
     if (en->outcome == UT__OUT_NAV || en->state_set || en->sort || en->kind == UT__E_BURST)
         return UT__RANK_ACTION;
@@ -136,16 +139,16 @@ static uint8_t base_rank(const ut__line *l, bool newest_nav)
     case UT__E_CLICK:
     case UT__E_BURST: return click_rank(l);
     case UT__E_NAV: return newest_nav ? UT__RANK_ACTION : UT__RANK_VIEW;
-    case UT__E_DIALOG_CLOSE: /* a dialog's contents are facts; a menu's are choices */
+    case UT__E_DIALOG_CLOSE: /* a dialog's contents are what the page said; a menu's are choices */
         if (!ut__entry_field(en, UT__F_TEXT).len)
             return UT__RANK_PLAIN;
-        return is_dialog_role(ut__entry_field(en, UT__F_ROLE)) ? UT__RANK_FACT : UT__RANK_ACTION;
-    case UT__E_CHANGE: /* a value the user chose is a fact; a length typed is not */
-        return en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? UT__RANK_FACT : UT__RANK_ACTION;
+        return is_dialog_role(ut__entry_field(en, UT__F_ROLE)) ? UT__RANK_MESSAGE : UT__RANK_ACTION;
+    case UT__E_CHANGE: /* a value chosen says what the user did; a length typed, little */
+        return en->flags & (UT__EF_HAS_VALUE | UT__EF_HAS_CHECKED) ? UT__RANK_ACTION : UT__RANK_PLAIN;
     case UT__E_DIALOG_OPEN: return UT__RANK_ACTION;
     case UT__E_ALERT:
     case UT__E_APP:
-    case UT__E_INVALID: return UT__RANK_FACT;
+    case UT__E_INVALID: return UT__RANK_MESSAGE;
     }
     return UT__RANK_PLAIN;
 }
@@ -176,6 +179,40 @@ static bool repeats_newer(const ut__line *lines, uint32_t i)
     return false;
 }
 
+/* Pieces of a dialog's contents looked up before it counts as saying
+ * something: a form's few labels are what this is for. */
+#define LABELS_CHECKED 8
+
+/* True when a line's entry names `label`: a click, change or dialog. */
+static bool names(const ut__line *lines, uint32_t n, ut_str label)
+{
+    for (uint32_t j = 0; j < n; j++)
+        if (lines[j].en->kind != UT__E_NAV && ut_str_eq(ut__entry_field(lines[j].en, UT__F_NAME), label))
+            return true;
+    return false;
+}
+
+/* A dialog's contents that are only the labels of controls other lines
+ * name ("Amount · Reason · Submit refund", with `typed … "Amount"`, `set …
+ * "Reason"`, `click … "Submit refund"`) say nothing new: they are what was
+ * acted on, not what the page said. */
+static bool only_labels(const ut__line *lines, uint32_t n, uint32_t i)
+{
+    static const ut_str sep = UT_STR_LIT(" \xC2\xB7 "); /* " · ", as the sender joins them */
+    ut_str rest = ut__entry_field(lines[i].en, UT__F_TEXT);
+    for (unsigned k = 0; rest.len && k < LABELS_CHECKED; k++) {
+        size_t at = 0;
+        while (at + sep.len <= rest.len && memcmp(rest.ptr + at, sep.ptr, sep.len) != 0)
+            at++;
+        if (at + sep.len > rest.len)
+            at = rest.len;
+        if (!names(lines, n, (ut_str){rest.ptr, at}))
+            return false;
+        rest = at < rest.len ? (ut_str){rest.ptr + at + sep.len, rest.len - at - sep.len} : (ut_str){0};
+    }
+    return rest.len == 0;
+}
+
 void ut__lines_rank(ut__line *lines, uint32_t n)
 {
     bool seen_nav = false;
@@ -184,6 +221,8 @@ void ut__lines_rank(ut__line *lines, uint32_t n)
         bool is_nav = l->en->kind == UT__E_NAV || l->nav;
         uint8_t rank = base_rank(l, is_nav && !seen_nav);
         seen_nav = seen_nav || is_nav;
+        if (rank == UT__RANK_MESSAGE && l->en->kind == UT__E_DIALOG_CLOSE && only_labels(lines, n, i))
+            rank = UT__RANK_ACTION;
         if (i == 0)
             rank = UT__RANK_NEWEST;
         else if (repeats_newer(lines, i))

@@ -6,17 +6,23 @@
 
 #include "ring.h"
 
-/* How useful a line is to an assistant, lowest dropped first. */
+/* How useful a line is to an assistant, lowest dropped first. What the
+ * page said (a dialog's contents, an error) comes before what the user
+ * did to get there, and that before how they got there (issue 22: values
+ * set and text typed had pushed a closed dialog's contents out). */
 typedef enum ut__rank {
-    UT__RANK_VIEW,   /* an older navigation, a repeated view */
-    UT__RANK_PLAIN,  /* a click whose outcome was only "page changed" or nothing; a repeat */
-    UT__RANK_ACTION, /* clicks with a state or a navigation, text typed, the current page */
-    UT__RANK_FACT,   /* dialog contents, alerts, app events, the row acted on, dead and rage
-                      * clicks, values set */
-    UT__RANK_NEWEST, /* what the user did last */
+    UT__RANK_VIEW,    /* an older navigation, a repeated view */
+    UT__RANK_PLAIN,   /* a click whose outcome was only "page changed" or nothing, text typed;
+                       * a repeat */
+    UT__RANK_ACTION,  /* clicks with a state or a navigation, bursts, values set, dialogs opened,
+                       * a menu's contents, the current page */
+    UT__RANK_FACT,    /* clicks in a row, clicks that opened something: what was acted on */
+    UT__RANK_MESSAGE, /* what the page said: a dialog's contents, alerts, app events, validation
+                       * messages, the alert a click raised, no response, a rage click */
+    UT__RANK_NEWEST,  /* what the user did last */
 } ut__rank;
 
-/* Times of older identical entries a line lists: " (also at T1, T2 …)". */
+/* Times of older identical entries a line lists: " (also T1, T2 …)". */
 #define UT__AGAIN_SHOWN 8
 
 /* One line of a text trace (one entry of a JSON trace). */

@@ -728,6 +728,30 @@ static void test_trace_budget_fits_every_budget(void **state)
     session_free(&s);
 }
 
+/* Issue 22, the refund story at 200 tokens: what the page said (the
+ * order's popup, the error) and the click that opened the refund dialog
+ * stay; a value set and a length typed, newer and shorter, go first. */
+static void test_trace_budget_messages_before_actions(void **state)
+{
+    (void)state;
+    session s;
+    session_load(&s, UT_FIXTURES_DIR "/sessions/refund20.json");
+    ut_engine *e = engine_default();
+    for (size_t i = 0; i < s.n; i++)
+        apply_ok(e, &s.events[i]);
+    char *t = trace_of(e, "tab-refund20", (ut_trace_opts){UT_TRACE_TEXT, 0, 200, false});
+    assert_true(ut__tokens_estimate(t, strlen(t)) <= 200);
+    if (!strstr(t, "Captured: $80.00") || !strstr(t, "error alert \"Refund exceeds captured amount\"") ||
+        !strstr(t, "(row: #4411 | Dana Ruiz | $120.00 | Partially captured) \xE2\x86\x92 opened dialog") ||
+        strstr(t, "\"Reason\" = ") || strstr(t, "typed 6 chars"))
+        fail_msg("%s", t);
+    /* The refund dialog's contents only name what other lines name. */
+    assert_null(strstr(t, "\"Refund order #4411\": Amount"));
+    free(t);
+    ut_engine_free(e);
+    session_free(&s);
+}
+
 /* budget.c alone: a line on the same row as the line above is short only
  * while that line is kept; repeats rank below what they repeat. Each line
  * is of its own minute here: the clock costs the same whatever is kept. */
@@ -921,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_trace_nav_folds_only_into_its_click),
         cmocka_unit_test(test_trace_budget_keeps_facts),
         cmocka_unit_test(test_trace_budget_fits_every_budget),
+        cmocka_unit_test(test_trace_budget_messages_before_actions),
         cmocka_unit_test(test_budget_select_same_row_and_repeats),
         cmocka_unit_test(test_budget_select_same_minute),
         cmocka_unit_test(test_trace_budget_repeats_go_first),
