@@ -620,6 +620,40 @@ bool itest_sse_wait_trace(itest_sse *s, const char *tab, const char *text, int t
     }
 }
 
+/* The body is chunked HTTP; a message never holds a chunk header inside it
+ * because each message is written as one chunk, so messages are found by
+ * their "event: " line and end at the blank line. */
+void itest_sse_data_of(const itest_sse *s, const char *name, ut_buf *out)
+{
+    char head[64];
+    snprintf(head, sizeof head, "event: %s\ndata: ", name);
+    const char *p = s->seen.data;
+    while (p && (p = strstr(p, head)) != NULL) {
+        p += strlen(head);
+        const char *end = strchr(p, '\n');
+        if (!end)
+            break; /* a message still coming */
+        ut_buf_append(out, p, (size_t)(end - p));
+        ut_buf_append(out, "\n", 1);
+        p = end;
+    }
+    ut_buf_append(out, "", 0);
+}
+
+bool itest_sse_read_to_end(itest_sse *s, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        char buf[65536];
+        int left = (int)(deadline - now_ms());
+        ssize_t n = left > 0 ? itest_recv(s->fd, buf, sizeof buf, left) : -1;
+        if (n == 0)
+            return true;
+        if (n < 0 || ut_buf_append(&s->seen, buf, (size_t)n) != UT_OK)
+            return false;
+    }
+}
+
 char *itest_wait_trace(const itest_daemon *d, const char *tab, const char *text, int timeout_ms)
 {
     char esc[400], query[512], target[512];

@@ -116,6 +116,13 @@ void itest_sse_close(itest_sse *s);
 /* Reads until a `trace` message for `tab` carries `text` (as the trace
  * endpoint serves it), or `timeout_ms` runs out. */
 bool itest_sse_wait_trace(itest_sse *s, const char *tab, const char *text, int timeout_ms);
+/* Appends to `out`, one per line, the data of every `event: NAME` message
+ * the stream has sent so far (what `uitrail replay --format marks` prints
+ * for "mark"). */
+void itest_sse_data_of(const itest_sse *s, const char *name, ut_buf *out);
+/* Reads what the stream still holds once the daemon closed it (stopped):
+ * everything it sent. False when it did not end within `timeout_ms`. */
+bool itest_sse_read_to_end(itest_sse *s, int timeout_ms);
 /* Waits until GET /v1/tabs/TAB/trace serves `text`: at once, or when the
  * daemon's event stream says the trace changed to it. Returns the trace
  * last served (caller frees). */
