@@ -199,9 +199,14 @@ describe('uitrail mcp with the official MCP SDK client', () => {
 
   it('keeps answering while a wait is in flight', async () => {
     const order = [];
+    const baseline = await daemon.connections();
     const wait = mcp.client.callTool({ name: 'wait_until_stable', arguments: { tab: BUSY_TAB, timeout_ms: 3000 } })
       .then((r) => { order.push('wait'); return r; });
-    await sleep(100);
+    // The wait is in flight once its request reached the daemon.
+    for (let i = 0; (await daemon.connections()) < baseline + 1; i++) {
+      assert.ok(i < 400, 'the wait reaches the daemon');
+      await sleep(25);
+    }
     await mcp.client.ping().then(() => order.push('ping'));
     await mcp.client.callTool({ name: 'list_tabs', arguments: {} }).then(() => order.push('list_tabs'));
     const waited = await wait;

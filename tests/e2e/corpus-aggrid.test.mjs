@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { chromiumMissing, daemonMissing, sleep } from './lib/harness.mjs';
+import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -41,9 +41,10 @@ describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () =>
     await run.until(tab, 'order.refund_failed');
     await run.until(tab, '→ status "Refund of');
     await run.stable(tab);
-    await page.click('[row-id="4411"] [col-id="customer"]');
+    // A dead click: the daemon settles it once 2 s passed with no response.
+    const dead = await run.act(tab, () => page.click('[row-id="4411"] [col-id="customer"]'), 8000);
+    assert.equal(dead.after, 'settled', `the dead click settles: ${JSON.stringify(dead)}`);
     await run.until(tab, 'click row "4411"');
-    await sleep(2300); // Long enough for a dead click to be claimed.
 
     assert.deepEqual(await run.lines(tab), [
       `- HH:MM:SS click row "4411" (row: ${ROW_4411})`,

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 
 import {
-  captureEvents, chromiumMissing, daemonMissing, launchBrowser, sleep,
+  captureEvents, chromiumMissing, daemonMissing, launchBrowser,
   startDaemon, startStaticServer, waitFor,
 } from './lib/harness.mjs';
 
@@ -111,6 +111,13 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     return response.json();
   }
 
+  /** Waits until the event stream `events` carries `count` stable marks:
+   *  all the daemon had made when a stable wait answered `marks: count`. */
+  async function streamHasMarks(events, count, what) {
+    const stableMarks = () => events.events.filter((e) => e.event === 'mark' && JSON.parse(e.data).state === 'stable');
+    await waitFor(() => stableMarks().length >= count, 5000, what);
+  }
+
   async function trace(tab, query = '') {
     const response = await daemon.get(`/v1/tabs/${encodeURIComponent(tab)}/trace${query}`);
     assert.equal(response.status, 200, `trace of ${tab}`);
@@ -138,9 +145,9 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     const { page } = await openDemo(tab);
     await stable(tab);
     await page.click('text=Blue Widget');
-    await sleep(400);
+    await traceWith(tab, (text) => text.includes('opened dialog "Blue Widget"'), 'the Blue Widget dialog');
     await page.keyboard.press('Escape');
-    await sleep(400);
+    await traceWith(tab, (text) => text.includes('closed dialog "Blue Widget"'), 'the dialog closed');
     await page.locator('tr', { hasText: 'Blue Widget' }).getByRole('button', { name: 'Edit Item' }).click();
     await traceWith(tab, (text) => text.includes('"Edit Item"'), 'the Edit Item click');
     await stable(tab);
@@ -188,6 +195,7 @@ describe('uitraild end to end', { skip: skip || false }, () => {
   test('test_e2e_secret_never_leaks', async () => {
     const tab = uniqueTab('secret');
     const events = captureEvents(`${daemon.url}/v1/events?tab=${tab}`, daemon.token);
+    await events.ready;
     const { page, payloads } = await openDemo(tab);
     const secret = `Zq${Math.random().toString(36).slice(2)}Xw`;
     await page.locator('tr', { hasText: 'Blue Widget' }).getByRole('button', { name: 'Edit Item' }).click();
@@ -197,8 +205,8 @@ describe('uitraild end to end', { skip: skip || false }, () => {
     await page.fill('#edit-secret', secret);
     await page.click('#edit-save');
     await traceWith(tab, (t) => t.includes('Saved Blue Widget'), 'the saved toast');
-    await stable(tab);
-    await sleep(200);
+    const settled = await stable(tab);
+    await streamHasMarks(events, settled.marks, 'the saved page\'s marks');
     await events.stop();
 
     const outputs = {
@@ -246,11 +254,11 @@ describe('uitraild end to end', { skip: skip || false }, () => {
   test('test_e2e_skeleton_then_one_stable_mark', async () => {
     const tab = uniqueTab('skeleton');
     const events = captureEvents(`${daemon.url}/v1/events?tab=${tab}`, daemon.token);
-    await sleep(100); // The subscription is in place before the page loads.
+    await events.ready; // The subscription is in place before the page loads.
     const { page } = await openDemo(tab);
     const dataAt = await page.evaluate(() => window.uitrailDemo.dataRenderedAt);
-    await stable(tab);
-    await sleep(1500);
+    const settled = await stable(tab);
+    await streamHasMarks(events, settled.marks, 'the marks up to the stable one');
     await events.stop();
     // Marks in the order of their own time (sender ms, the clock of
     // dataRenderedAt), not in the order they arrived.
@@ -272,10 +280,16 @@ describe('uitraild end to end', { skip: skip || false }, () => {
 
   test('test_e2e_ticking_clock_does_not_prevent_stability', async () => {
     const tab = uniqueTab('clock');
+    const events = captureEvents(`${daemon.url}/v1/events?tab=${tab}`, daemon.token);
+    await events.ready;
     const { page } = await openDemo(tab);
     const first = await stable(tab);
     assert.equal(first.stable, true, `the page settles although the clock ticks: ${JSON.stringify(first)}`);
-    await sleep(4000); // Four ticks.
+    // Four ticks, as the daemon received them: four more mutation records.
+    const mutations = () => events.events.filter((e) => e.event === 'event' && JSON.parse(e.data).kind === 'mutation').length;
+    const before = mutations();
+    await waitFor(() => mutations() >= before + 4, 15000, 'four ticks of the clock');
+    await events.stop();
     const later = await stable(tab, 0);
     assert.equal(later.stable, true, `still stable after four ticks: ${JSON.stringify(later)}`);
     assert.equal(later.marks, first.marks, 'the ticks made no new stable state');

@@ -329,10 +329,15 @@ export function captureEvents(url, token) {
   const captured = { events: [], raw: '', error: null };
   let request;
   let stopped = false;
+  // `ready`: the response's headers are in, so the daemon has the stream
+  // subscribed: every event after this is on it (or the request failed).
+  let resolveReady;
+  captured.ready = new Promise((resolve) => { resolveReady = resolve; });
   const done = new Promise((resolveDone) => {
     request = httpGet(url, {
       headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
     }, (response) => {
+      resolveReady();
       if (response.statusCode !== 200) {
         captured.error = new Error(`GET ${url}: ${response.statusCode}`);
         response.resume();
@@ -361,6 +366,7 @@ export function captureEvents(url, token) {
     });
     request.on('error', (error) => {
       if (!stopped) captured.error = error;
+      resolveReady();
       resolveDone();
     });
     request.on('close', resolveDone);
