@@ -9,7 +9,9 @@ tools/deploy/uitraild.conf are the output of `uitraild
 fails when they differ, with the command that remakes them. Prose elsewhere
 (the top-level *.md but OPTIONS.md and CHANGELOG.md, which is history) may
 name a default, but then the sentence that names the option (`--NAME`) and
-the word "default" must carry the current value.
+the word "default" must carry the current value. Likewise a text that counts
+the scorer's parameters ("the 14 scorer parameters") has the count of rows
+in include/uitrail/stab_params.h.
 
 Usage: generated_test.py UITRAILD SOURCE_ROOT
 """
@@ -58,6 +60,21 @@ def sentences(text):
         yield from re.split(r'(?<=[.;])\s+(?=[A-Z`(])', ' '.join(paragraph.split()))
 
 
+def scorer_counts(root, docs, reference):
+    """Prose that counts the scorer's parameters ("the 14 scorer parameters")
+    says how many rows include/uitrail/stab_params.h has: uitraild prints one
+    `--stab-NAME` option per row, and `--stab-model`, which is no row."""
+    count = len([n for n in re.findall(r'^\| `--stab-([a-z0-9-]+)', reference, re.M) if n != 'model'])
+    problems = [] if count >= 10 else [f'only {count} --stab- options found in the reference']
+    for rel in docs:
+        with open(os.path.join(root, rel), encoding='utf-8') as f:
+            text = ' '.join(f.read().split())
+        for m in re.finditer(r'\b(\d+) scorer parameters\b|\bscorer\'s (\d+) parameters\b', text):
+            if int(m.group(1) or m.group(2)) != count:
+                problems.append(f'{rel}: says {m.group(0)}, there are {count} (include/uitrail/stab_params.h)')
+    return problems
+
+
 def main():
     uitraild, root = sys.argv[1], sys.argv[2]
     problems = []
@@ -93,6 +110,7 @@ def main():
                     checked += 1
                     if not any(re.search(rf'(?<![\d.]){re.escape(s)}(?![\d.])', near) for s in spellings(value)):
                         problems.append(f'{rel}: says a default of --{name}, which is {value} now:\n  {near}')
+    problems += scorer_counts(root, docs, run(uitraild, '--print-config-reference'))
     for p in problems:
         print(p)
     print(f'{len(GENERATED)} generated files, {checked} sentences naming a default checked, '
