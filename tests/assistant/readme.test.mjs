@@ -47,8 +47,8 @@ function commands(block) {
 // The README's shell commands that this file cannot run, each with why and
 // what runs it instead. A command is matched by its start.
 const NOT_RUN = [
-  ['apt-get install -y git curl && git clone',
-    'installs a package and clones over the network, as root on a bare machine: the first step of a fresh Debian 12 install, done by hand before a release'],
+  ['apt-get install -y git curl',
+    'installs packages as root on a bare machine, before the clone: tools/debootstrap-check (before a release) installs git alone, so that the scripts must bring curl themselves'],
   ['tools/run', 'builds and runs the daemon in the foreground: the commands it prints are the first trace\'s, run below; the daemon it starts is the one every test starts'],
   ['tools/test', 'runs the whole suite, this file included'],
   ['ssh -L 7317:127.0.0.1:7317', 'needs a second machine: a port forward of the loopback listener, which tests/e2e reach directly'],
