@@ -59,6 +59,10 @@
 #define UT_REC_FRAME_CONTENT_MAX_BYTES (UT_REC_FRAME_CUT_MAX_BYTES + UT_REC_ENTRY_MAX_BYTES)
 #define UT_REC_META_MAX_BYTES (16u << 10)           /* the uitrail.meta entry */
 #define UT_REC_FILE_TAB_MAX_BYTES 160u              /* escaped tab id in a file name */
+/* Tabs one journal frame's index lists (protocol §5.1). A frame holds at
+ * most UT_REC_FRAME_CONTENT_MAX_BYTES of entries of some 20 bytes at the
+ * least, so a writer never reaches it; a longer index is not honoured. */
+#define UT_REC_INDEX_MAX_TABS 65536u
 
 /* ---- Engine (defaults; each is configurable within these bounds) ---- */
 #define UT_RING_DEFAULT 20

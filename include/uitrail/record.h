@@ -26,6 +26,12 @@
 #define UT_REC_META_TAG "uitrail.meta"
 #define UT_REC_FORMAT "uitrail-recording"
 #define UT_REC_VERSION 1
+/* The `format` of a journal's meta entry (protocol §5.1): one file of many
+ * tabs' events, each data frame led by a tab index. */
+#define UT_REC_JOURNAL_FORMAT "uitrail-journal"
+/* The magic of a journal frame's tab index: a zstd skippable frame
+ * (ZSTD_MAGIC_SKIPPABLE_START + 5), which any zstd reader steps over. */
+#define UT_REC_INDEX_MAGIC 0x184D2A55u
 /* The file name extension. */
 #define UT_REC_FILE_SUFFIX ".uitrail"
 
@@ -34,7 +40,8 @@
 typedef struct ut_rec_meta {
     int64_t time_us;  /* time of the entry: the tab's first event (sender clock) */
     ut_str daemon;    /* version of the daemon that recorded */
-    ut_str tab;       /* the tab this file records */
+    ut_str tab;       /* the tab this file records; empty in a journal */
+    bool journal;     /* format "uitrail-journal": events of many tabs */
     uint32_t version; /* format version (reading: as found in the file) */
     /* The engine and stability parameters the daemon ran with (`params`).
      * Writing: taken from here when has_config. Reading: ut_config_defaults
@@ -71,6 +78,11 @@ typedef struct ut_rec_writer_opts {
      * A frame handed back by a writer then stays valid only until the next
      * call on any writer sharing it. */
     ut_rec_compressor *compressor;
+    /* A journal (protocol §5.1): the meta entry names no tab (meta.tab is
+     * ignored), and every frame handed back is the frame's tab index (a
+     * skippable frame) followed by the data frame, to be written together
+     * with one write(2). */
+    bool journal;
 } ut_rec_writer_opts;
 
 #define UT_REC_ZSTD_LEVEL_DEFAULT 3
@@ -184,6 +196,11 @@ typedef struct ut_rec_step {
      * "frame 12 at byte 40960: checksum mismatch, 812 bytes skipped" or
      * "torn tail at byte 90112: 37 bytes dropped". */
     char detail[192];
+    /* FRAME of a journal, with ut_rec_reader_only_tab set: the frame's
+     * index does not list that tab, and it was stepped over without being
+     * decompressed (`content` is empty). `offset` and `bytes` of a journal
+     * frame cover its index and the data frame. */
+    bool skipped;
 } ut_rec_step;
 
 typedef struct ut_rec_reader ut_rec_reader;
@@ -196,6 +213,18 @@ void ut_rec_reader_free(ut_rec_reader *r);
 /* Starts walking `len` bytes at `data`, which must stay valid and
  * unchanged until the walk ends or the next reset. */
 void ut_rec_reader_reset(ut_rec_reader *r, const void *data, size_t len);
+
+/* Frames of a journal whose tab index does not list `tab` are stepped
+ * over without being decompressed (FRAME steps with `skipped`), except the
+ * first frame of the data and a frame that starts with the meta entry. An index that is malformed or
+ * fails its checksum is ignored: its frame is read. `tab` must outlive the
+ * reader's use of it; UT_STR_NULL reads every frame again. The filter
+ * stays across resets. */
+void ut_rec_reader_only_tab(ut_rec_reader *r, ut_str tab);
+
+/* The key under which a journal index lists `tab`: the low 32 bits of the
+ * XXH3 64-bit hash of its bytes. */
+uint32_t ut_rec_index_key(ut_str tab);
 
 /* Fills `step` with the next frame, the next damage, or the end. Damage
  * never stops the walk: call again to go on. Returns UT_OK, or UT_ENOMEM
@@ -221,7 +250,7 @@ typedef struct ut_rec_handlers {
     void *ud;
 } ut_rec_handlers;
 
-/* Walks a whole recording: reports meta, frames and damage to `h` and
+/* Walks a whole recording or journal: reports meta, frames and damage to `h` and
  * decodes the entries of every good frame through a ut_fwd_decoder into
  * `events` (the meta entry excepted). A frame whose content is not a valid
  * Forward stream is reported as UT_REC_DAMAGE_BAD_CONTENT and decoding

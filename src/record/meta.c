@@ -108,15 +108,18 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
     msgpack_pack_array(&pk, 3);
     pack_cstr(&pk, UT_REC_META_TAG);
     pack_event_time(&pk, meta->time_us);
-    msgpack_pack_map(&pk, meta->has_config ? 5 : 4);
+    /* A journal's meta entry names no tab: its entries are many tabs'. */
+    msgpack_pack_map(&pk, (meta->has_config ? 5u : 4u) - (meta->journal ? 1u : 0u));
     pack_cstr(&pk, "format");
-    pack_cstr(&pk, UT_REC_FORMAT);
+    pack_cstr(&pk, meta->journal ? UT_REC_JOURNAL_FORMAT : UT_REC_FORMAT);
     pack_cstr(&pk, "version");
     msgpack_pack_uint32(&pk, UT_REC_VERSION);
     pack_cstr(&pk, "daemon");
     pack_str(&pk, meta->daemon);
-    pack_cstr(&pk, "tab");
-    pack_str(&pk, meta->tab);
+    if (!meta->journal) {
+        pack_cstr(&pk, "tab");
+        pack_str(&pk, meta->tab);
+    }
     if (meta->has_config) {
         const ut_config *c = &meta->config;
         pack_cstr(&pk, "params");
@@ -337,7 +340,8 @@ static bool parse_meta_record(const msgpack_object *rec, ut_rec_meta *meta)
         const msgpack_object *key = &rec->via.map.ptr[i].key;
         const msgpack_object *val = &rec->via.map.ptr[i].val;
         if (obj_is_str(key, "format")) {
-            if (!obj_is_str(val, UT_REC_FORMAT))
+            meta->journal = obj_is_str(val, UT_REC_JOURNAL_FORMAT);
+            if (!meta->journal && !obj_is_str(val, UT_REC_FORMAT))
                 return false;
             has_format = true;
         } else if (obj_is_str(key, "version")) {
@@ -359,7 +363,9 @@ static bool parse_meta_record(const msgpack_object *rec, ut_rec_meta *meta)
             meta->has_config = true;
         }
     }
-    return has_format && has_version;
+    /* A tab names what a per-tab recording holds; in a journal it would
+     * claim all of it for one tab. */
+    return has_format && has_version && !(meta->journal && meta->tab.len > 0);
 }
 
 ut_status ut_rec_meta_parse(ut_str content, ut_rec_meta *meta, size_t *consumed)

@@ -16,6 +16,8 @@
 
 /* ZSTD_MAGICNUMBER as it appears in a file (little-endian). */
 static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+/* UT_REC_INDEX_MAGIC as it appears in a file. */
+static const unsigned char index_magic[4] = {0x55, 0x2A, 0x4D, 0x18};
 
 struct ut_rec_reader {
     ZSTD_DCtx *dctx;
@@ -25,6 +27,9 @@ struct ut_rec_reader {
     size_t len;
     size_t off;          /* start of the next frame or damage */
     uint64_t frame_no;   /* number the next frame gets */
+    bool seen_frame;     /* a FRAME step was handed out since the reset */
+    bool only_tab;       /* journal frames whose index lacks `key` are stepped over */
+    uint32_t key;
 };
 
 const char *ut_rec_damage_name(ut_rec_damage d)
@@ -70,6 +75,7 @@ void ut_rec_reader_reset(ut_rec_reader *r, const void *data, size_t len)
     r->len = data ? len : 0;
     r->off = 0;
     r->frame_no = 0;
+    r->seen_frame = false;
 }
 
 /* True when a whole frame parses at `pos`. */
@@ -110,7 +116,10 @@ static void read_unframed(ut_rec_reader *r, ut_rec_step *step, size_t find_error
 {
     size_t rest = r->len - r->off;
     size_t probe = rest < sizeof zstd_magic ? rest : sizeof zstd_magic;
-    bool looks_like_frame = memcmp(r->data + r->off, zstd_magic, probe) == 0;
+    /* A journal frame starts with its index: cut inside it, it is a torn
+     * frame too. */
+    bool looks_like_frame = memcmp(r->data + r->off, zstd_magic, probe) == 0
+                         || memcmp(r->data + r->off, index_magic, probe) == 0;
     size_t next = next_frame_start(r, r->off + 1, r->len);
     size_t skipped = next - r->off;
     size_t at = r->off;
@@ -199,8 +208,69 @@ static ut_status read_frame(ut_rec_reader *r, ut_rec_step *step, size_t frame_le
     step->offset = at;
     step->bytes = frame_len;
     step->content = ut_str_from(r->content, n);
+    r->seen_frame = true;
     r->off += frame_len;
     return UT_OK;
+}
+
+void ut_rec_reader_only_tab(ut_rec_reader *r, ut_str tab)
+{
+    r->only_tab = tab.ptr != NULL;
+    r->key = r->only_tab ? ut_rec_index_key(tab) : 0;
+}
+
+/* True when a whole zstd data frame (not a skippable one) starts at `pos`;
+ * its length in `*len`. */
+static bool data_frame_at(const ut_rec_reader *r, size_t pos, size_t *len)
+{
+    if (r->len - pos < sizeof zstd_magic || memcmp(r->data + pos, zstd_magic, sizeof zstd_magic) != 0)
+        return false;
+    *len = ZSTD_findFrameCompressedSize(r->data + pos, r->len - pos);
+    return !ZSTD_isError(*len);
+}
+
+/* A journal's tab index of `index_len` bytes is at r->off (protocol §5.1).
+ * Reads it with the data frame it leads as one step, the two being one
+ * write: stepped over when the index says the tab looked for is not in
+ * it, else read (the step then covers both). An index with nothing after
+ * it is a write torn between the two. False when what follows is neither:
+ * the index is then read as the plain skippable frame it also is. */
+static bool read_indexed(ut_rec_reader *r, ut_rec_step *step, size_t index_len, ut_status *st)
+{
+    ut__rec_index ix;
+    if (!ut__rec_index_parse(r->data + r->off, index_len, &ix))
+        return false;
+    size_t at = r->off, data = r->off + index_len, frame_len = 0;
+    *st = UT_OK;
+    if (data == r->len) {
+        damage(r, step, UT_REC_DAMAGE_TORN_TAIL, index_len, true);
+        snprintf(step->detail, sizeof step->detail,
+                 "torn tail: frame %llu at byte %zu has its index but no data, %zu bytes dropped",
+                 (unsigned long long)step->frame, at, index_len);
+        return true;
+    }
+    if (!data_frame_at(r, data, &frame_len))
+        return false;
+    /* The first frame is always read: it is where the meta entry is,
+     * whatever its index says. */
+    if (r->only_tab && r->seen_frame && !ut__rec_index_has(&ix, r->key)) {
+        step->kind = UT_REC_STEP_FRAME;
+        step->skipped = true;
+        step->frame = r->frame_no++;
+        step->offset = at;
+        step->bytes = index_len + frame_len;
+        r->off = data + frame_len;
+        return true;
+    }
+    r->off = data;
+    *st = read_frame(r, step, frame_len);
+    if (*st != UT_OK) {
+        r->off = at; /* not consumed: the retry starts at the index again */
+        return true;
+    }
+    step->offset = at;
+    step->bytes += index_len;
+    return true;
 }
 
 ut_status ut_rec_reader_next(ut_rec_reader *r, ut_rec_step *step)
@@ -212,6 +282,7 @@ ut_status ut_rec_reader_next(ut_rec_reader *r, ut_rec_step *step)
     step->content = UT_STR_NULL;
     step->damage = UT_REC_DAMAGE_NONE;
     step->detail[0] = '\0';
+    step->skipped = false;
     if (r->off >= r->len)
         return UT_OK;
 
@@ -220,6 +291,9 @@ ut_status ut_rec_reader_next(ut_rec_reader *r, ut_rec_step *step)
         read_unframed(r, step, frame_len);
         return UT_OK;
     }
+    ut_status st;
+    if (read_indexed(r, step, frame_len, &st))
+        return st;
     return read_frame(r, step, frame_len);
 }
 
@@ -318,6 +392,14 @@ ut_status ut_rec_read(ut_rec_reader *r, const void *data, size_t len, const ut_r
         }
         if (h && h->on_frame)
             h->on_frame(h->ud, &step);
+        if (step.skipped) {
+            /* Frames hold whole entries: the next frame starts afresh. */
+            if (walk.decoder && ut_fwd_decoder_pending(walk.decoder) > 0)
+                report_bad_content(&walk, &step, ut_fwd_decoder_pending(walk.decoder),
+                                   "an entry runs on into this frame, which was stepped over; it is dropped");
+            drop_decoder(&walk);
+            continue;
+        }
         st = read_frame_entries(&walk, &step);
         if (st != UT_OK)
             break;

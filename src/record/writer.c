@@ -38,6 +38,7 @@ struct ut_rec_writer {
     uint32_t pending_entries;  /* event entries among them (the meta is not counted) */
     bool pending_meta;         /* the meta entry is still queued */
     int64_t pending_since_us;  /* clock of the first queued event */
+    ut_buf keys;               /* journal: ut_rec_index_key of each queued event (uint32_t) */
     ut_rec_writer_stats stats;
 };
 
@@ -83,6 +84,7 @@ void ut_rec_writer_opts_defaults(ut_rec_writer_opts *o)
     o->frame_interval_ms = UT_REC_FRAME_INTERVAL_DEFAULT_MS;
     o->zstd_level = UT_REC_ZSTD_LEVEL_DEFAULT;
     o->compressor = NULL;
+    o->journal = false;
 }
 
 static ut_status check_opts(const ut_rec_writer_opts *o, const ut_rec_meta *meta, char *err, size_t errlen)
@@ -102,7 +104,7 @@ static ut_status check_opts(const ut_rec_writer_opts *o, const ut_rec_meta *meta
                  ZSTD_minCLevel(), ZSTD_maxCLevel());
         return UT_EINVAL;
     }
-    if (meta->tab.len == 0 || meta->tab.len > UT_TAB_MAX_BYTES) {
+    if (!o->journal && (meta->tab.len == 0 || meta->tab.len > UT_TAB_MAX_BYTES)) {
         snprintf(err, errlen, "tab id of %zu bytes is out of range: use 1 to %u bytes",
                  meta->tab.len, UT_TAB_MAX_BYTES);
         return UT_EINVAL;
@@ -125,6 +127,7 @@ ut_status ut_rec_writer_new(const ut_rec_writer_opts *opts, const ut_rec_meta *m
         return UT_ENOMEM;
     w->opts = *opts;
     w->pending = UT_BUF_INIT;
+    w->keys = UT_BUF_INIT;
     w->pending_since_us = INT64_MAX;
     w->comp = opts->compressor;
     if (!w->comp) {
@@ -132,7 +135,11 @@ ut_status ut_rec_writer_new(const ut_rec_writer_opts *opts, const ut_rec_meta *m
             goto nomem;
         w->comp = w->owned_comp;
     }
-    if (ut__rec_pack_meta(meta, &w->pending) != UT_OK)
+    ut_rec_meta m = *meta;
+    m.journal = opts->journal;
+    if (m.journal)
+        m.tab = UT_STR_NULL;
+    if (ut__rec_pack_meta(&m, &w->pending) != UT_OK)
         goto nomem;
     if (w->pending.len > UT_REC_META_MAX_BYTES) {
         snprintf(err, errlen, "meta entry of %zu bytes is over the limit of %u: shorten the daemon version",
@@ -155,6 +162,7 @@ void ut_rec_writer_free(ut_rec_writer *w)
         return;
     ut_rec_compressor_free(w->owned_comp);
     ut_buf_free(&w->pending);
+    ut_buf_free(&w->keys);
     ut_free(w);
 }
 
@@ -168,9 +176,16 @@ static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
     ut_rec_compressor *c = w->comp;
     size_t bound = ZSTD_compressBound(w->pending.len);
     ut_buf_reset(&c->frame);
+    /* A journal frame goes out behind its tab index, in the same buffer,
+     * so that one write(2) carries both. */
+    if (w->opts.journal
+        && ut__rec_index_pack((uint32_t *)(void *)w->keys.data, w->keys.len / sizeof(uint32_t), w->pending_meta,
+                              &c->frame) != UT_OK)
+        return UT_ENOMEM;
+    size_t index_len = c->frame.len;
     if (ut_buf_reserve(&c->frame, bound) != UT_OK)
         return UT_ENOMEM;
-    size_t n = ZSTD_compress2(c->cctx, c->frame.data, bound, w->pending.data, w->pending.len);
+    size_t n = ZSTD_compress2(c->cctx, c->frame.data + index_len, bound, w->pending.data, w->pending.len);
     if (ZSTD_isError(n)) {
         /* With a destination of ZSTD_compressBound bytes, running out of
          * memory is the one expected failure. Drop the context's half-done
@@ -178,13 +193,14 @@ static ut_status finish_frame(ut_rec_writer *w, ut_str *frame)
         ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
         return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? UT_ENOMEM : UT_EIO;
     }
-    c->frame.len = n;
+    c->frame.len = index_len + n;
 
     w->stats.frames++;
     w->stats.entries += w->pending_entries + (w->pending_meta ? 1u : 0u);
     w->stats.content_bytes += w->pending.len;
-    w->stats.compressed_bytes += n;
+    w->stats.compressed_bytes += index_len + n;
     ut_buf_reset(&w->pending);
+    ut_buf_reset(&w->keys);
     w->pending_entries = 0;
     w->pending_meta = false;
     w->pending_since_us = INT64_MAX;
@@ -202,6 +218,13 @@ ut_status ut_rec_writer_append(ut_rec_writer *w, const ut_event *ev, ut_str *fra
     st = ut_buf_end(&w->pending, mark, st);
     if (st != UT_OK)
         return st;
+    if (w->opts.journal) {
+        uint32_t key = ut_rec_index_key(ev->tab);
+        if (ut_buf_append(&w->keys, &key, sizeof key) != UT_OK) {
+            w->pending.len = mark.len; /* not recorded: the index would miss it */
+            return UT_ENOMEM;
+        }
+    }
     if (w->pending_entries++ == 0)
         w->pending_since_us = ev->rt_us ? ev->rt_us : ev->time_us;
     if (w->pending.len < w->opts.frame_bytes)
