@@ -229,6 +229,15 @@
 #define UT_STATIC_PATH_MAX_BYTES 1024         /* the decoded path of such a request */
 /* Recording in the daemon (src/daemon/recorder.c; --record). */
 #define UT_REC_OPEN_FILES_DEFAULT 1024        /* recording files open at once (--record-max-files) */
+/* --record-journal (recorder_journal.c): a segment is closed at this size
+ * or age, and closed segments are kept within --record-max-bytes and
+ * --record-max-age (0: no bound). */
+#define UT_REC_SEGMENT_DEFAULT_BYTES (64ull << 20)
+#define UT_REC_SEGMENT_MIN_BYTES (64ull << 10)
+#define UT_REC_SEGMENT_MAX_BYTES (1ull << 40)
+#define UT_REC_SEGMENT_DEFAULT_S 3600u
+#define UT_REC_SEGMENT_MAX_S (7u * 86400u)
+#define UT_REC_MAX_AGE_MAX_S (3650u * 86400u)
 #define UT_REC_OPEN_FILES_MAX 65536           /* the highest --record-max-files accepted */
 #define UT_REC_NAME_SUFFIX_MAX 999            /* name taken: <time>.1-<tab> ... <time>.999-<tab> are tried */
 

@@ -107,6 +107,23 @@ static const opt_desc static_options[] = {
     {.name = "record-max-files", .kind = OPT_UINT, .offset = S(record_max_files), .min = 1,
      .max = UT_REC_OPEN_FILES_MAX, .def = UT_REC_OPEN_FILES_DEFAULT, .arg = "N",
      .help = "recording files open at once; beyond, the least recently written is closed"},
+    {.name = "record-journal", .kind = OPT_BOOL, .offset = S(record_journal),
+     .help = "record every tab into one journal, DIR/journal-<time>-<n>.uitrail segments, instead of a "
+             "file per tab: far less CPU per event with many tabs (uitrail replay --tab reads one tab)"},
+    {.name = "record-segment-bytes", .kind = OPT_BYTES, .offset = S(record_segment_bytes),
+     .min = UT_REC_SEGMENT_MIN_BYTES, .max = UT_REC_SEGMENT_MAX_BYTES, .def = UT_REC_SEGMENT_DEFAULT_BYTES,
+     .arg = "BYTES", .help = "with --record-journal: start a new segment once one reaches BYTES"},
+    {.name = "record-segment-s", .kind = OPT_UINT, .offset = S(record_segment_s), .min = 1,
+     .max = UT_REC_SEGMENT_MAX_S, .def = UT_REC_SEGMENT_DEFAULT_S, .arg = "S",
+     .help = "... or is S seconds old"},
+    {.name = "record-max-bytes", .kind = OPT_BYTES, .offset = S(record_max_bytes),
+     .max = UINT64_MAX, .def = 0, .arg = "BYTES",
+     .help = "with --record-journal: remove the oldest closed segments while the journal is over BYTES "
+             "(0: no bound)"},
+    {.name = "record-max-age", .kind = OPT_UINT, .offset = S(record_max_age_s),
+     .max = UT_REC_MAX_AGE_MAX_S, .def = 0, .arg = "S",
+     .help = "with --record-journal: remove closed segments last written more than S seconds ago "
+             "(0: no bound)"},
     {.name = "fsync", .kind = OPT_FSYNC, .offset = S(fsync), .def_text = "never",
      .arg = "never|frame",
      .help = "fdatasync each recording frame (frame) or leave it to the kernel (never)"},

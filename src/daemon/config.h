@@ -71,6 +71,11 @@ typedef struct ut__settings {
     uint32_t record_frame_bytes;
     uint32_t record_frame_ms;
     uint32_t record_max_files;
+    bool record_journal;          /* one journal per daemon (recorder_journal.c) */
+    uint64_t record_segment_bytes;
+    uint32_t record_segment_s;
+    uint64_t record_max_bytes;    /* 0: no bound */
+    uint32_t record_max_age_s;    /* 0: no bound */
     ut__fsync_policy fsync;
 } ut__settings;
 

@@ -395,9 +395,77 @@ static void file_open(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
             r->name.data);
 }
 
-/* ---- the flush timer ---- */
+/* ---- the journal (--record-journal; the files in recorder_journal.c) ---- */
+
+/* `f`'s tab has an event the journal has not written yet. */
+static void journal_touch(ut__recorder *r, ut__rec_file *f)
+{
+    if (!ut_list_linked(&f->touched_link)) {
+        f->touched_at = r->mark;
+        ut_list_push_front(&r->touched, &f->touched_link);
+    }
+    if (r->journal.pending_from == UINT64_MAX)
+        r->journal.pending_from = r->mark;
+}
+
+/* A journal write failed: every event not yet on disk is lost. Their tabs
+ * (those written since the last sync, some perhaps whole on disk: the
+ * recorder does not know which) stop recording, as a tab whose own file
+ * failed does, and the acks that cover them are withheld. */
+static void journal_failed(ut__recorder *r)
+{
+    withhold_from(r, r->journal.pending_from);
+    r->journal.pending_from = UINT64_MAX;
+    ut_list *l, *following;
+    ut_list_foreach_safe(l, following, &r->touched) {
+        ut__rec_file *f = ut_list_entry(l, ut__rec_file, touched_link);
+        f->stopped = true;
+        f->gap = true;
+        ut_list_remove(&f->touched_link);
+    }
+}
 
 static void arm_timer(ut__daemon *d, int64_t due_us);
+
+static void journal_event(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
+{
+    ut__recorder *r = &d->rec;
+    journal_touch(r, f);
+    ut_status st;
+    ut__journal_result res = ut__journal_append(d, ev, &st);
+    if (res == UT__JOURNAL_FAILED) {
+        journal_failed(r);
+        return;
+    }
+    if (st == UT_OK)
+        d->m.record_events++;
+    if (st == UT_ELIMIT || st == UT_EINVAL) {
+        d->m.record_errors++;
+        ut__log(UT__LOG_WARN, "a %s event of tab '%.*s' cannot be recorded (%s); it was applied",
+                ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
+    }
+    if (res == UT__JOURNAL_LOST)
+        lost(r, f);
+    arm_timer(d, ut__journal_deadline(d));
+}
+
+/* Before an ack: the journal's queued events to disk. */
+static void journal_sync(ut__daemon *d)
+{
+    ut__recorder *r = &d->rec;
+    ut__journal_result res = ut__journal_flush(d);
+    if (res == UT__JOURNAL_FAILED) {
+        journal_failed(r);
+    } else if (res == UT__JOURNAL_LOST) {
+        withhold_from(r, r->journal.pending_from); /* still queued: retried at the next cut */
+    } else {
+        r->journal.pending_from = UINT64_MAX;
+        while (!ut_list_empty(&r->touched))
+            ut_list_remove(ut_list_last(&r->touched));
+    }
+}
+
+/* ---- the flush timer ---- */
 
 static void on_flush_timer(uv_timer_t *t)
 {
@@ -406,6 +474,12 @@ static void on_flush_timer(uv_timer_t *t)
     r->timer_due = INT64_MAX;
     int64_t now = ut__clock_wall_us();
     int64_t next = INT64_MAX;
+    if (d->settings.record_journal) {
+        if (ut__journal_flush_due(d, now) == UT__JOURNAL_FAILED)
+            journal_failed(r);
+        arm_timer(d, ut__journal_deadline(d));
+        return;
+    }
     ut_list *l, *following;
     ut_list_foreach_safe(l, following, &r->open) { /* a failed write unlinks f */
         ut__rec_file *f = open_entry(l);
@@ -464,7 +538,8 @@ static bool record_dir_is_private(int fd, const char *dir, char *err, size_t err
 ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
 {
     ut__recorder *r = &d->rec;
-    *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT, .lost_from = UINT64_MAX};
+    *r = (ut__recorder){.dir_fd = -1, .timer_due = INT64_MAX, .name = UT_BUF_INIT, .lost_from = UINT64_MAX,
+                        .journal = {.fd = -1, .name = UT_BUF_INIT, .pending_from = UINT64_MAX}};
     ut_list_init(&r->open);
     ut_list_init(&r->touched);
     const char *dir = d->settings.record_dir;
@@ -507,6 +582,14 @@ ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
     uv_timer_init(d->loop, &r->timer);
     r->timer.data = d;
     r->enabled = true;
+    if (d->settings.record_journal) {
+        ut__journal_retain(d);
+        ut__log(UT__LOG_INFO, "recording to the journal in %s (frames of %u bytes or %u ms, segments of %llu "
+                "bytes or %u s, fsync %s)", dir, r->opts.frame_bytes, r->opts.frame_interval_ms,
+                (unsigned long long)d->settings.record_segment_bytes, d->settings.record_segment_s,
+                d->settings.fsync == UT__FSYNC_FRAME ? "frame" : "never");
+        return UT_OK;
+    }
     ut__log(UT__LOG_INFO, "recording to %s (frames of %u bytes or %u ms, fsync %s, at most %u files open)",
             dir, r->opts.frame_bytes, r->opts.frame_interval_ms,
             d->settings.fsync == UT__FSYNC_FRAME ? "frame" : "never", d->settings.record_max_files);
@@ -547,6 +630,10 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
         *b = f;
         r->n_entries++;
     }
+    if (d->settings.record_journal) {
+        journal_event(d, f, ev);
+        return;
+    }
     if (!f->writer) {
         while (r->n_open >= d->settings.record_max_files && !ut_list_empty(&r->open))
             file_rotate(d, open_entry(ut_list_last(&r->open)));
@@ -586,8 +673,13 @@ void ut__recorder_tab_gone(ut__daemon *d, ut_str tab)
     if (!r->enabled)
         return;
     ut__rec_file *f = table_find(r, tab, tab_hash(tab));
-    if (f)
-        file_close(d, f);
+    if (!f)
+        return;
+    /* A journal keeps the tab's queued events: the next sync writes them,
+     * and a failure withholds from the journal's own mark. */
+    if (d->settings.record_journal)
+        ut_list_remove(&f->touched_link);
+    file_close(d, f);
 }
 
 void ut__recorder_duplicate(ut__daemon *d, ut_str tab)
@@ -615,6 +707,11 @@ uint64_t ut__recorder_take_lost(ut__daemon *d)
 void ut__recorder_sync(ut__daemon *d)
 {
     ut__recorder *r = &d->rec;
+    if (d->settings.record_journal) {
+        if (r->enabled)
+            journal_sync(d);
+        return;
+    }
     ut_list *l, *following;
     /* A file leaves the touched list only once its frame is written: a
      * failed write then still knows which acks it must hold back (`lost`
@@ -636,6 +733,10 @@ void ut__recorder_stop(ut__daemon *d)
         return;
     r->enabled = false;
     uv_timer_stop(&r->timer);
+    if (d->settings.record_journal) {
+        journal_sync(d);
+        ut__journal_stop(d);
+    }
     for (size_t i = 0; i < r->n_buckets; i++) {
         while (r->buckets[i])
             file_close(d, r->buckets[i]);
@@ -654,5 +755,5 @@ void ut__recorder_stop(ut__daemon *d)
 
 size_t ut__recorder_open_files(const ut__daemon *d)
 {
-    return d->rec.n_open;
+    return d->settings.record_journal ? (d->rec.journal.fd >= 0) : d->rec.n_open;
 }

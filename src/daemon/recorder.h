@@ -16,6 +16,28 @@
 typedef struct ut__daemon ut__daemon;
 typedef struct ut__rec_file ut__rec_file;
 
+/* --record-journal (recorder_journal.c): the open segment of the one
+ * journal, and its writer. */
+typedef struct ut__journal {
+    int fd;               /* -1: no segment open */
+    ut_rec_writer *writer;
+    uint64_t bytes;       /* of the open segment: its whole frames */
+    int64_t opened_us;    /* wall clock when it was opened */
+    bool open_failing;    /* the last try to open one failed (logged once) */
+    ut_buf name;          /* of the open segment */
+    uint64_t pending_from; /* ack mark of the first event not yet written; UINT64_MAX: none */
+} ut__journal;
+
+typedef enum ut__journal_result {
+    UT__JOURNAL_OK,
+    /* Not on disk now (no segment could be opened, or out of memory); the
+     * journal goes on. */
+    UT__JOURNAL_LOST,
+    /* A write failed: the segment is closed and every event not yet on
+     * disk is lost. */
+    UT__JOURNAL_FAILED,
+} ut__journal_result;
+
 /* One writer and one open file per recorded tab, found by a hash of the
  * tab id. Open files are also on a list, most recently written first, so
  * that the least recently written is closed beyond --record-max-files;
@@ -40,6 +62,7 @@ typedef struct ut__recorder {
      * lowest mark an event not written is covered by (UINT64_MAX: none). */
     uint64_t mark;
     uint64_t lost_from;
+    ut__journal journal;      /* --record-journal */
 } ut__recorder;
 
 /* Starts recording when --record is set: creates the directory (0700) if
@@ -67,5 +90,20 @@ void ut__recorder_duplicate(ut__daemon *d, ut_str tab);
 void ut__recorder_stop(ut__daemon *d);
 /* Recording files open now (a gauge of /metrics). */
 size_t ut__recorder_open_files(const ut__daemon *d);
+
+/* The journal's side (recorder_journal.c), called by recorder.c alone. */
+/* Queues `ev` in the journal (opening a segment when none is open) and
+ * writes the frame it completes. `*append_st`: the writer's answer
+ * (UT_ELIMIT, UT_EINVAL: the event cannot be recorded, nothing lost). */
+ut__journal_result ut__journal_append(ut__daemon *d, const ut_event *ev, ut_status *append_st);
+/* Writes what is queued (before an ack); closes a full or old segment. */
+ut__journal_result ut__journal_flush(ut__daemon *d);
+/* Writes the frame due at `now_us` (the timer); closes a full or old segment. */
+ut__journal_result ut__journal_flush_due(ut__daemon *d, int64_t now_us);
+int64_t ut__journal_deadline(const ut__daemon *d);
+/* Removes closed segments beyond --record-max-bytes and --record-max-age. */
+void ut__journal_retain(ut__daemon *d);
+/* Writes what is queued and closes the segment (shutdown). */
+void ut__journal_stop(ut__daemon *d);
 
 #endif
