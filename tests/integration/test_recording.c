@@ -264,7 +264,7 @@ static void test_recording_round_trip(void **state)
     scratch s;
     scratch_make(&s);
     itest_daemon d;
-    assert_true(itest_start(&d, (const char *const[]){"--record", s.rec, NULL}));
+    assert_true(rec_start(&d, (const char *const[]){"--record", s.rec, NULL}));
     char *fixture = fixture_path("fixtures/sessions/bluewidget.json");
     send_file(&d, fixture, "max");
 
@@ -859,6 +859,49 @@ static void post_json(const itest_daemon *d, const char *json)
     itest_response_free(&r);
 }
 
+/* A journal holds many tabs: `uitrail replay --tab` gives each its own
+ * story (the other tabs' events are not applied, and their frames are
+ * stepped over), and `uitrail info` counts them all. The segment is
+ * journal-<time>-000.uitrail, 0600. */
+static void test_recording_journal_tabs(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    itest_daemon d;
+    assert_true(rec_start(&d, (const char *const[]){"--record", s.rec, "--record-frame-bytes", "256", NULL}));
+    post_json(&d, "[\"uitrail.click\", 1700000000, {\"tab\":\"a\",\"role\":\"button\",\"name\":\"A1\",\"el\":\"a\"}]");
+    post_json(&d, "[\"uitrail.click\", 1700000001, {\"tab\":\"b\",\"role\":\"button\",\"name\":\"B1\",\"el\":\"b\"}]");
+    post_json(&d, "[\"uitrail.click\", 1700000002, {\"tab\":\"a\",\"role\":\"button\",\"name\":\"A2\",\"el\":\"a2\"}]");
+    assert_int_equal(itest_metric(&d, "uitrail_record_files_open"), 1);
+    assert_int_equal(itest_stop(&d, SIGTERM), 0);
+    glob_t g;
+    assert_int_equal(recordings(s.rec, &g), 1);
+    assert_non_null(strstr(g.gl_pathv[0], "/journal-"));
+    struct stat st;
+    assert_int_equal(stat(g.gl_pathv[0], &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    int status;
+    char *a = run(&status, "%s replay --tab a %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(a, "\"A1\""));
+    assert_non_null(strstr(a, "\"A2\""));
+    assert_null(strstr(a, "\"B1\""));
+    char *b = run(&status, "%s replay --tab b %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(b, "\"B1\""));
+    assert_null(strstr(b, "\"A1\""));
+    char *info = run(&status, "%s info %s", uitrail_bin(), g.gl_pathv[0]);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(info, "events: 3 (click 3)"));
+    assert_non_null(strstr(info, "damage: none"));
+    ut_free(a);
+    ut_free(b);
+    ut_free(info);
+    globfree(&g);
+    scratch_remove(&s);
+}
+
 /* --record-max-files: beyond it the least recently written file is closed
  * and its tab's next event opens a new file; a name already taken gets a
  * suffix; a closed tab's file is closed. */
@@ -1434,6 +1477,8 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--journal") == 0) {
         journal_mode = true;
         const struct CMUnitTest journal_tests[] = {
+            cmocka_unit_test(test_recording_round_trip),
+            cmocka_unit_test(test_recording_journal_tabs),
             cmocka_unit_test(test_recording_ack_means_written),
             cmocka_unit_test(test_recording_group_commit),
             cmocka_unit_test(test_recording_survives_emfile),

@@ -44,6 +44,8 @@ static ut_status on_event(void *ud, const ut_event *ev)
         d->past_until++;
         return UT_OK;
     }
+    if (d->only_tab.ptr && !ut_str_eq(ev->tab, d->only_tab))
+        return UT_OK;
     if (d->before_event && (st = d->before_event(d->ud, ev)) != UT_OK)
         return d->fatal = st;
     d->events++;
@@ -163,6 +165,13 @@ ut_status ut_cli_drive_recording(ut_cli_drive *d, ut_rec_reader *reader, const v
             break;
         if (step.kind == UT_REC_STEP_DAMAGE) {
             warn_damage(d, step.detail);
+            if ((st = restart_decoder(d)) != UT_OK)
+                return st;
+            continue;
+        }
+        /* A journal frame without the tab looked for: frames hold whole
+         * entries, so the next one starts afresh. */
+        if (step.skipped) {
             if ((st = restart_decoder(d)) != UT_OK)
                 return st;
             continue;

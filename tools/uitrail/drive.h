@@ -52,6 +52,10 @@ typedef struct ut_cli_drive {
      * sees them. */
     bool has_until;
     int64_t until_us;
+    /* When set (`replay --tab` of a recording), events of other tabs are
+     * decoded but not applied, and no hook sees them: a journal replays
+     * one tab as its own recording would. */
+    ut_str only_tab;
 
     /* Filled while driving. */
     int64_t last_clock_us; /* the latest engine-clock time of an event */

@@ -513,7 +513,8 @@ static bool replay_recorded_config(const replay *r, replay_args *a, replay_sourc
 static ut_status replay_drive(replay *r, replay_source *src)
 {
     ut_cli_drive drive = {.command = "replay", .path = r->path, .engine = r->engine, .before_event = note_tab,
-                          .ud = r, .has_until = r->has_at, .until_us = r->at_us};
+                          .ud = r, .has_until = r->has_at, .until_us = r->at_us,
+                          .only_tab = src->whole && r->only_tab ? ut_str_cstr(r->only_tab) : UT_STR_NULL};
     ut_status input = ut_cli_drive_begin(&drive);
     if (input == UT_OK)
         input = src->whole ? ut_cli_drive_input(&drive, &src->input, src->reader)
@@ -562,6 +563,9 @@ static int replay_source_run(const ut_cli_command *self, replay *r, replay_args 
     if (src->whole) {
         if ((st = ut_rec_reader_new(&src->reader)) != UT_OK)
             goto report;
+        /* A journal's frames without the tab are stepped over unread. */
+        if (r->only_tab)
+            ut_rec_reader_only_tab(src->reader, ut_str_cstr(r->only_tab));
         if (!replay_recorded_config(r, a, src))
             return UT_CLI_FAILED;
     }
