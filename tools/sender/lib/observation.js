@@ -157,23 +157,45 @@ export function createObservation({ root, keyOf, knownSecrets, measure, onFrameD
     });
   };
 
-  const attachFrame = (frame) => {
-    if (frames.has(frame)) return;
-    frames.add(frame);
-    const tryDocument = () => {
-      let doc = null;
-      try {
-        doc = frame.contentDocument;
-      } catch {
-        doc = null; // Cross-origin: another tracker's world.
-      }
-      if (doc && doc.documentElement && observe(doc.documentElement)) {
-        scan(doc.documentElement);
-        onFrameDocument(doc);
-      }
+  const frameDocument = (frame) => {
+    try {
+      return frame.contentDocument;
+    } catch {
+      return null; // Cross-origin: another tracker's world.
+    }
+  };
+  /** Attaches to the frame's current document once (observe() says no to
+   *  a root it has), and watches for the next one from the moment this one
+   *  is left: the frame's `load` comes only after the next page's scripts
+   *  and images, and the user may click there before that. */
+  const attachFrameDocument = (frame) => {
+    const doc = frameDocument(frame);
+    if (!doc || !doc.documentElement || !observe(doc.documentElement)) return;
+    scan(doc.documentElement);
+    onFrameDocument(doc);
+    doc.defaultView?.addEventListener('pagehide', () => awaitNextDocument(frame, doc), { once: true });
+  };
+  /** Polls for the frame's next document until it is there, the frame's
+   *  `load` attaches it, the frame leaves the page or observation stops. */
+  const awaitNextDocument = (frame, left) => {
+    let loaded = false;
+    frame.addEventListener('load', () => { loaded = true; }, { once: true });
+    const poll = () => {
+      if (loaded || stopped || !frame.isConnected) return;
+      const doc = frameDocument(frame);
+      if (doc && doc !== left && doc.documentElement) attachFrameDocument(frame);
+      else setTimeout(poll, 4);
     };
-    frame.addEventListener('load', tryDocument);
-    tryDocument();
+    setTimeout(poll, 0);
+  };
+  const attachFrame = (frame) => {
+    if (!frames.has(frame)) {
+      frames.add(frame);
+      frame.addEventListener('load', () => attachFrameDocument(frame));
+    }
+    // Again when a sender in the frame asks (adoptFrame): its document may
+    // be newer than the last this one saw.
+    attachFrameDocument(frame);
   };
 
   /** Notes what an added subtree holds: loading indicators, dialogs,
