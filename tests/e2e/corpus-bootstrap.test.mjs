@@ -43,7 +43,13 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
     await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
     await run.until(tab, 'closed dialog "Order placed"');
 
-    assert.deepEqual(await run.lines(tab), [
+    // Bootstrap removes the modal's backdrop when its fade-out transition
+    // ends: on a busy machine that is late in the page's own time, after the
+    // Done click's answer window, and the click then has no "page changed".
+    // Both are right; the rest of the story is exact.
+    const lines = await run.lines(tab);
+    lines[1] = lines[1].replace(/ → page changed$/, '');
+    assert.deepEqual(lines, [
       '- HH:MM:SS closed dialog "Order placed": Order A-1009 for $65.00 is confirmed. The receipt is on its way.',
       '- HH:MM:SS click button "Done" (dialog: Order placed)',
       '- HH:MM:SS click button "Place order" (form: Payment) → opened dialog "Order placed"',
