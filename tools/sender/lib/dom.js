@@ -124,6 +124,15 @@ export function hiddenByStyle(el) {
   return getComputedStyle(el).display !== 'contents';
 }
 
+/** True when el's box has a size in the layout. A transform is left
+ *  out, as the accessibility tree leaves it out: a popup that grows from
+ *  scale(0) as it opens is open from its first frame. */
+export function hasLayoutSize(el) {
+  if (typeof el.offsetWidth === 'number') return el.offsetWidth > 0 && el.offsetHeight > 0;
+  const box = el.getBoundingClientRect();
+  return box.width > 0 && box.height > 0;
+}
+
 // How many elements under a box of no size are looked at for one that
 // shows something (an absolutely positioned surface).
 const RENDERED_PROBE_MAX = 200;
@@ -133,8 +142,7 @@ const RENDERED_PROBE_MAX = 200;
  *  content) does and is not hidden. A menu host whose surface inside its
  *  shadow root is hidden shows nothing. */
 export function rendersSomething(el) {
-  const box = el.getBoundingClientRect();
-  if (box.width > 0 && box.height > 0) return true;
+  if (hasLayoutSize(el)) return true;
   const pending = [el];
   let seen = 0;
   while (pending.length && seen < RENDERED_PROBE_MAX) {
@@ -144,8 +152,7 @@ export function rendersSomething(el) {
     for (const child of children) {
       if (++seen > RENDERED_PROBE_MAX) break;
       if (hiddenByStyle(child)) continue;
-      const rect = child.getBoundingClientRect();
-      if (rect.width > 0 && rect.height > 0) return true;
+      if (hasLayoutSize(child)) return true;
       pending.push(child);
     }
   }

@@ -4,9 +4,12 @@
 // same-origin frames. The observation module finds the candidates; this
 // module decides what they show.
 
-import { LIMITS, clean, closestComposed, composedParent, flatContains, isIgnored, isShown, isVisible, textOf } from './dom.js';
+import {
+  LIMITS, clean, closestComposed, composedParent, flatContains, hasLayoutSize, hiddenByStyle, isIgnored, isShown, isVisible,
+  textOf,
+} from './dom.js';
 import { DIALOG_SELECTOR, LIVE_REGION_SELECTOR } from './observation.js';
-import { accessibleName, isSensitiveField, roleOf, snapshotText } from './naming.js';
+import { accessibleName, isClippedAway, isSensitiveField, roleOf, snapshotText } from './naming.js';
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'listbox', 'tooltip']);
 const LEVELS = new Set(['error', 'warning', 'info']);
@@ -23,6 +26,39 @@ const ANNOUNCED_TEXTS_MAX = 64;
 // A dialog or menu found closed is stamped with the time the page began
 // changing it (a closing animation), when that was at most this long ago.
 export const CLOSE_START_WINDOW_MS = 500;
+
+// A tooltip is text. One that holds a popup of its own (a select's
+// listbox, a menu) is only the positioned box a library draws that popup
+// in (a "popper"): the popup inside is what opens and closes, once.
+const POPUP_INSIDE_SELECTOR = '[role="listbox"],[role="menu"],[role="dialog"],[role="alertdialog"],dialog';
+// How far above a listbox of no size the box that draws its options may be.
+const SURFACE_DEPTH = 3;
+
+function isPopperBox(el) {
+  return roleOf(el) === 'tooltip' && el.querySelector(POPUP_INSIDE_SELECTOR) !== null;
+}
+
+/** Where a popup is drawn: the popup itself, or for a listbox clipped to
+ *  nothing that holds options (a select keeps it for screen readers and
+ *  draws the options as plain elements next to it) the nearest element
+ *  around it that has a box, below <body>. */
+function surfaceOf(el) {
+  if (roleOf(el) !== 'listbox' || hiddenByStyle(el) || !el.querySelector('[role="option"]') || !isClippedAway(el)) return el;
+  const doc = el.ownerDocument;
+  let node = el.parentElement;
+  for (let depth = 0; node && depth < SURFACE_DEPTH; depth++, node = node.parentElement) {
+    if (node === doc.body || node === doc.documentElement) break;
+    if (hasLayoutSize(node)) return node;
+  }
+  return el;
+}
+
+/** What a popup shows: the text of its surface, without the listbox kept
+ *  for screen readers when the surface is around it. */
+function popupSnapshot(el, name) {
+  const surface = surfaceOf(el);
+  return surface === el ? snapshotText(el, name) : snapshotText(surface, name, el);
+}
 
 function dialogRoleOf(el) {
   const role = roleOf(el);
@@ -96,9 +132,12 @@ function shownElsewhere(text, region, recent) {
  *  - transport: enqueue, enqueueAt, lastSeq;
  *  - isValidationMessage(region): a live region that is a form control's
  *    validation message (validation.js reports it, as the action's
- *    `invalid` outcome, not as an alert).
+ *    `invalid` outcome, not as an alert);
+ *  - lastActionName(): the name of the last user action's element.
  */
-export function createEphemera({ tab, keyOf, candidates, transport, isValidationMessage = () => false }) {
+export function createEphemera({
+  tab, keyOf, candidates, transport, isValidationMessage = () => false, lastActionName = () => '',
+}) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
   const announced = new Set(); // texts this document announced, oldest first
@@ -109,7 +148,8 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
 
   // Open as the accessibility tree has it: still a dialog (a framework
   // that takes the role away on hiding closes it) and shown (isShown).
-  const isOpen = (el) => el.isConnected && el.matches(DIALOG_SELECTOR) && !isIgnored(el) && isShown(el);
+  const isOpen = (el) => el.isConnected && el.matches(DIALOG_SELECTOR) && !isIgnored(el) && !isPopperBox(el) &&
+    isShown(surfaceOf(el));
 
   const send = (state, el, known, ms) => {
     const record = { tab, state, role: known.role, el: keyOf(el), text: known.text };
@@ -120,14 +160,17 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
 
   /** Whether a flush's changes were in or around the dialog, in the flat
    *  tree (a web component's menu is slotted into its popup). */
-  const touches = (el, touched) => touched.some((target) => flatContains(el, target) || flatContains(target, el));
+  const touches = (el, touched) => {
+    const surface = surfaceOf(el);
+    return touched.some((target) => flatContains(surface, target) || flatContains(target, el));
+  };
 
   /** Dialogs open when tracking starts are known, not reported. */
   const noteOpenAtStart = () => {
     for (const el of candidates) {
       if (isOpen(el)) {
         const name = accessibleName(el, 'none');
-        openDialogs.set(el, { role: dialogRoleOf(el), name, text: snapshotText(el, name) });
+        openDialogs.set(el, { role: dialogRoleOf(el), name, text: popupSnapshot(el, name) });
       }
     }
   };
@@ -139,7 +182,7 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
       const known = openDialogs.get(el);
       if (open && !known) {
         const name = accessibleName(el, 'none');
-        const fresh = { role: dialogRoleOf(el), name, text: snapshotText(el, name) };
+        const fresh = { role: dialogRoleOf(el), name, text: popupSnapshot(el, name) };
         openDialogs.set(el, fresh);
         send('open', el, fresh, ms);
       } else if (open && known && touches(el, touched)) {
@@ -153,7 +196,7 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
         }
         // A dialog emptied while it closes (content rendered only while
         // open, gone during the exit transition) keeps what it showed.
-        const text = snapshotText(el, known.name);
+        const text = popupSnapshot(el, known.name);
         if (text !== known.text && (text || !known.text)) {
           known.text = text;
           send('open', el, known, ms);
@@ -186,7 +229,10 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
     announced.delete(text);
     announced.add(text);
     if (announced.size > ANNOUNCED_TEXTS_MAX) announced.delete(announced.values().next().value);
-    if (isVisuallyHidden(region) && !shownElsewhere(text, region, recentFlushes)) return;
+    // A hidden announcement of the very thing the user just acted on (a
+    // select announcing the option just chosen) is the widget's echo of
+    // the action, not a message.
+    if (isVisuallyHidden(region) && (text === lastActionName() || !shownElsewhere(text, region, recentFlushes))) return;
     const record = { tab, role: alertRoleOf(region), text };
     const level = levelOf(region);
     if (level) record.level = level;
@@ -213,6 +259,16 @@ export function createEphemera({ tab, keyOf, candidates, transport, isValidation
     reportAlertsAtStart(root) {
       for (const region of root.querySelectorAll('[role="alert"],[aria-live="assertive"]')) {
         reportAlert(region, recent, performance.timeOrigin + performance.now());
+      }
+    },
+    /** An action began (its earlier changes flushed): a dialog that closes
+     *  from now on closes in answer to it, after it, even when the page
+     *  changed the dialog a moment before the action (the end of its
+     *  opening animation is no start of its closing). */
+    noteAction() {
+      for (const known of openDialogs.values()) {
+        known.touchedMs = undefined;
+        known.touchedSeq = undefined;
       }
     },
     /** The user went back or forward in history: standing text the page

@@ -17,8 +17,8 @@ import {
 } from './dom.js';
 import { actorOf, listenInputs } from './gesture.js';
 import {
-  CHOICE_INPUT_TYPES, accessibleName, actionRoleOf, choiceValueOf, clickStateOf, contextOf, isActionable,
-  isSensitive, sortableHeaderAround, sortOf,
+  CHOICE_INPUT_TYPES, accessibleName, actionRoleOf, choiceValueOf, clickStateOf, comboboxOfBox, contextOf,
+  isActionable, isSensitive, sortableHeaderAround, sortOf,
 } from './naming.js';
 
 // A click a script dispatches on the element a key gesture just activated
@@ -30,6 +30,7 @@ const KEY_ECHO_MS = 100;
 // Form controls are left out too: a key in a text field is typing, and
 // Enter there submits through a click on the form's button.
 const KEY_CLICKED = 'button,a[href],area[href],summary';
+const SELECT_ONLY_INPUT = 'input[role="combobox"][readonly]';
 // A press held this long without a release ends anyway: the records
 // behind it wait for it.
 const PRESS_MAX_MS = 2000;
@@ -63,6 +64,9 @@ function keyActivated(focus) {
     return target && isActionable(target) ? target : null;
   }
   if (focus.matches(KEY_CLICKED) || !isActionable(focus)) return null;
+  // A read-only input a select draws is no text field: Enter or Space on
+  // it opens the select, as a click does.
+  if (focus.matches(SELECT_ONLY_INPUT)) return focus;
   if (focus.isContentEditable || CONTROL_ELEMENTS.has(focus.localName)) return null;
   return TEXT_ROLES.has(actionRoleOf(focus)) ? null : focus;
 }
@@ -87,6 +91,9 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   // The gesture in progress, or the last one for KEY_ECHO_MS:
   // {kind: 'pointer' | 'key', el, entry, pointerId, done, doneAt}.
   let gesture = null;
+  // The name of the last action's element, for the echo a widget's hidden
+  // live region makes of it (ephemera.js).
+  let lastAction = null;
   const stops = [];
   // The length of what the user typed into a field: its value's length at
   // the user's last keystroke (a trusted `input` event). A suggestion a
@@ -97,9 +104,12 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   const fillClickStates = () => {
     clickStateTimer = 0;
     const t0 = measure ? performance.now() : 0;
-    for (const { entry, el } of clicksAwaitingState) {
+    for (const { entry, el, pressState } of clicksAwaitingState) {
       if (!entry.record.sens) {
-        const state = clickStateOf(el);
+        // An element the page removed in answer (a chosen option of a list
+        // that closed) says nothing any more: its state is the one it had
+        // when the gesture began.
+        const state = el.isConnected ? clickStateOf(el) : pressState;
         if (state) entry.record.state = state;
         if (entry.record.role === 'columnheader') {
           const sort = sortOf(el);
@@ -135,6 +145,17 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     return inside ? target : null;
   };
 
+  /** The element a press is about: the nearest actionable element on its
+   *  path, or the combobox whose drawn box the press landed on (when that
+   *  box is inside the actionable element found, or none was). */
+  const pressTarget = (event) => {
+    let el = actionTarget(event, true);
+    const first = event.composedPath()[0];
+    const combobox = isElement(first) && (!el || el.contains(first)) ? comboboxOfBox(first) : null;
+    if (combobox && (!el || el.contains(combobox)) && !isIgnored(combobox)) el = combobox;
+    return el ? headerOrSelf(el) : null;
+  };
+
   /** The click record for `el`, or null when it has no name to give. */
   const describe = (el, event) => {
     const role = cut(actionRoleOf(el), LIMITS.ROLE_MAX_CHARS);
@@ -159,14 +180,21 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     const ms = eventMs(event);
     beforeAction(ms);
     const record = describe(el, event);
-    return record ? transport.enqueue('uitrail.click', record, ms, true) : null;
+    if (!record) return null;
+    if (record.name) lastAction = { name: record.name };
+    const entry = transport.enqueue('uitrail.click', record, ms, true);
+    entry.pressState = record.sens ? undefined : clickStateOf(el);
+    return entry;
   };
 
   /** Ends an action: its state is read once the page's handlers ran. */
   const settle = (entry, el) => {
     lastClickedElement = el;
-    clicksAwaitingState.push({ entry, el });
-    if (!clickStateTimer) clickStateTimer = setTimeout(fillClickStates, 0);
+    clicksAwaitingState.push({ entry, el, pressState: entry.pressState });
+    // Read after the tasks the page's handlers queued in answer too (a
+    // select that opens from a zero timeout set in its click handler):
+    // those were queued after this first hop, before the second.
+    if (!clickStateTimer) clickStateTimer = setTimeout(() => { clickStateTimer = setTimeout(fillClickStates, 0); }, 0);
   };
 
   const endGesture = () => {
@@ -179,8 +207,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   const onPointerDown = (event) => {
     if (!event.isPrimary || event.button !== 0) return;
     endGesture();
-    let el = actionTarget(event, true);
-    if (el) el = headerOrSelf(el);
+    const el = pressTarget(event);
     const pressed = { kind: 'pointer', el, entry: begin(event, el), pointerId: event.pointerId, done: false };
     gesture = pressed;
     if (pressed.entry) setTimeout(() => { if (gesture === pressed) endGesture(); }, PRESS_MAX_MS);
@@ -201,10 +228,34 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     gesture = null;
   };
 
+  /** Enter or Space on an element the browser clicks for the key (a
+   *  button, a link): when the page takes the key itself (it prevents the
+   *  key's default, as a menu button opening its menu on keydown does), no
+   *  click comes, and the key is the activation. Its record takes its
+   *  place at the key, before whatever the page's handlers do, and is
+   *  taken back once they ran if the page left the key to the browser
+   *  (whose click is then the action). */
+  const keyOnClickable = (event, focus) => {
+    endGesture();
+    const entry = begin(event, focus);
+    gesture = { kind: 'key', el: focus, entry: null, done: true, doneAt: performance.now() };
+    if (!entry) return;
+    setTimeout(() => {
+      if (event.defaultPrevented) settle(entry, focus);
+      else transport.cancel(entry);
+    }, 0);
+  };
+
   const onKeyDown = (event) => {
     if (!event.isTrusted || event.repeat || (event.key !== 'Enter' && event.key !== ' ')) return;
     const doc = event.target && event.target.ownerDocument ? event.target.ownerDocument : document;
-    const el = keyActivated(deepActiveElement(doc));
+    const focus = deepActiveElement(doc);
+    if (focus && focus.nodeType === 1 && focus.matches(KEY_CLICKED) && isActionable(focus) &&
+        !isIgnored(focus) && actionTarget(event, false)) {
+      keyOnClickable(event, focus);
+      return;
+    }
+    const el = keyActivated(focus);
     // The key's path must be inside the observed tree, as a click's is.
     if (!el || isIgnored(el) || !actionTarget(event, false)) return;
     endGesture();
@@ -296,6 +347,8 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     attach(doc) {
       if (doc.defaultView) stops.push(listenInputs(doc.defaultView, onInput));
     },
+    /** The name of the element of the last action, or '' for none. */
+    lastActionName() { return lastAction ? lastAction.name : ''; },
     stop() {
       for (const stop of stops) stop();
       stops.length = 0;

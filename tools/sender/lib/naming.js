@@ -6,7 +6,7 @@
 
 import {
   CONTROL_ELEMENTS, INLINE_ELEMENTS, LIMITS, SPACES_RE, clean, closestComposed, cut, flatParent,
-  hiddenByMarkup, hiddenByStyle, isIgnoredElement, slotContent, textOf,
+  hasLayoutSize, hiddenByMarkup, hiddenByStyle, isIgnoredElement, slotContent, textOf,
 } from './dom.js';
 
 const ACTIONABLE_ROLES = new Set([
@@ -121,12 +121,44 @@ function isPopupTrigger(el) {
   return el.hasAttribute('aria-expanded') && el.hasAttribute('aria-controls');
 }
 
+// How many levels above a drawn option its list's accessibility listbox
+// may sit (a virtual list's item, its holder, the list, their wrapper).
+const DRAWN_OPTION_DEPTH = 8;
+
+/** True when el is clipped to nothing: a box of no size that hides what
+ *  overflows it. The accessibility tree still reads it (a list kept for
+ *  screen readers); the user sees none of it. */
+export function isClippedAway(el) {
+  if (hasLayoutSize(el)) return false;
+  const overflow = getComputedStyle(el).overflow;
+  return overflow.startsWith('hidden') || overflow.startsWith('clip');
+}
+
+/**
+ * The listbox an item drawn without a role stands for: a select that keeps
+ * its accessibility listbox at no size (only screen readers read it) and
+ * draws its options as plain elements next to it, each saying whether it
+ * is selected (aria-selected). Such an item is one of that listbox's
+ * options, as the user sees it. Null for anything else.
+ */
+export function drawnOptionList(el) {
+  if (el.hasAttribute('role') || !el.hasAttribute('aria-selected')) return null;
+  let node = el.parentElement;
+  for (let depth = 0; node && depth < DRAWN_OPTION_DEPTH; depth++, node = node.parentElement) {
+    const list = node.querySelector(':scope > [role="listbox"]');
+    if (list) return isClippedAway(list) ? list : null;
+  }
+  return null;
+}
+
 /** The role a click on el reports: its role, or for a popup trigger
  *  without one, what it acts as. */
 export function actionRoleOf(el) {
   const role = roleOf(el);
   if (!ACTIONABLE_ROLES.has(role) && isNativeControl(el)) return nativeRoleOf(el);
-  if (role || !isPopupTrigger(el)) return role;
+  if (role) return role;
+  if (drawnOptionList(el)) return 'option';
+  if (!isPopupTrigger(el)) return role;
   return el.getAttribute('aria-haspopup') === 'listbox' ? 'combobox' : 'button';
 }
 
@@ -140,7 +172,33 @@ export function isActionable(el) {
   const role = roleOf(el);
   if (role === 'columnheader') return isInteractiveHeader(el);
   if (ACTIONABLE_ROLES.has(role)) return true;
-  return isPopupTrigger(el);
+  return isPopupTrigger(el) || (!role && drawnOptionList(el) !== null);
+}
+
+// How far above a pressed element the box a custom select draws around
+// its input may reach, and how big it may be (a box, not a section).
+const SELECT_BOX_DEPTH = 3;
+const SELECT_BOX_ELEMENTS_MAX = 40;
+
+/**
+ * The combobox a press on el is about when el is part of the box a custom
+ * select draws around its input (its shown value, its placeholder, its
+ * arrow): the nearest ancestor that holds a combobox is small and holds
+ * that one and no other control. The user pressed the select they see.
+ * Null otherwise.
+ */
+export function comboboxOfBox(el) {
+  let node = el;
+  for (let depth = 0; node && depth <= SELECT_BOX_DEPTH; depth++, node = node.parentElement) {
+    if (node.getElementsByTagName('*').length > SELECT_BOX_ELEMENTS_MAX) return null;
+    const combobox = node.querySelector('[role="combobox"]');
+    if (!combobox) continue;
+    for (const other of node.querySelectorAll('*')) {
+      if (other !== combobox && !combobox.contains(other) && isActionable(other)) return null;
+    }
+    return combobox;
+  }
+  return null;
 }
 
 /** A column header a click can act on: one that says its sort order, takes
@@ -259,7 +317,25 @@ export function accessibleName(el, role = roleOf(el)) {
   if (title) return cut(title, max);
   const placeholder = clean(el.getAttribute('placeholder') || '');
   if (placeholder) return cut(placeholder, max);
+  if (CONTROLLED_POPUP_ROLES.has(roleOf(el))) return controllerName(el);
   return '';
+}
+
+// Popups a control opens, which assistive technology announces by that
+// control's name when they have none of their own.
+const CONTROLLED_POPUP_ROLES = new Set(['listbox', 'menu', 'tree', 'grid', 'dialog']);
+
+/** The name of the control that opens the popup el (aria-controls or
+ *  aria-owns naming it): a select's listbox is called what the select is. */
+function controllerName(el) {
+  if (!el.id) return '';
+  const root = el.getRootNode();
+  if (!root.querySelector) return '';
+  const id = CSS.escape(el.id);
+  const controller = root.querySelector(`[aria-controls~="${id}"],[aria-owns~="${id}"]`);
+  if (!controller || controller === el || el.contains(controller)) return '';
+  const role = roleOf(controller);
+  return CONTROLLED_POPUP_ROLES.has(role) ? '' : accessibleName(controller, role);
 }
 
 // ---------------------------------------------------------------- sensitivity
@@ -365,6 +441,11 @@ function contextKindOf(el) {
  * undefined when there is none.
  */
 export function contextOf(el, rowContext) {
+  const drawnList = drawnOptionList(el);
+  if (drawnList) {
+    const name = accessibleName(drawnList, 'listbox');
+    return name ? { kind: 'list', name: cut(name, LIMITS.CELL_MAX_CHARS) } : undefined;
+  }
   for (let node = isRow(el) ? el : flatParent(el); node; node = flatParent(node)) {
     if (node.nodeType !== 1) continue;
     if (isRow(node)) {
@@ -441,10 +522,10 @@ export function choiceValueOf(control) {
  * segments, description lists and two-cell rows as "Label: value", choice
  * controls as "Label: choice", joined with " · " and cut at the protocol's
  * maximum. Reads the composed tree (shadow roots, slotted content). Leaves
- * out the dialog's own name, buttons, text fields' values and sensitive
- * subtrees.
+ * out the dialog's own name, buttons, text fields' values, sensitive
+ * subtrees and `skip` (a list kept for screen readers beside the one drawn).
  */
-export function snapshotText(container, dialogName) {
+export function snapshotText(container, dialogName, skip = null) {
   const max = LIMITS.DIALOG_TEXT_MAX_CHARS;
   const segments = [];
   let length = 0;
@@ -462,7 +543,7 @@ export function snapshotText(container, dialogName) {
   };
   const visit = (child) => {
     if (child.nodeType === 3) { current.push(child.data); return; }
-    if (child.nodeType !== 1) return;
+    if (child.nodeType !== 1 || child === skip) return;
     const tag = child.localName;
     if (hiddenByMarkup(child) || child.hasAttribute('data-sensitive') || isIgnoredElement(child)) return;
     if (tag === 'button' || child.getAttribute('role') === 'button') return;

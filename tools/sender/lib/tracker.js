@@ -110,12 +110,14 @@ function startTracker(options) {
     ephemera = createEphemera({
       tab, keyOf, candidates: observation.dialogCandidates, transport,
       isValidationMessage: validation.owns,
+      lastActionName: () => (interaction ? interaction.lastActionName() : ''),
     });
     interaction = createInteraction({
       tab, root, rowContext, keyOf, knownSecrets, measure, transport,
       beforeAction: (ms) => {
         observation.flushNow(ms);
         validation.beginAction();
+        ephemera.noteAction();
       },
     });
   }
