@@ -63,9 +63,14 @@ describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () =>
     assert.deepEqual(row.ctx, { kind: 'row', cells: ['4411', 'Ann Lee', '[email]', '$120.00', 'Paid'] });
     assert.equal(row.role, 'row');
     assert.deepEqual([app.kind, app.name, app.level, app.data], ['app', 'order.refund_failed', 'error', { order: '4411', status: '422' }]);
-    assert.deepEqual(refund.outcome, { kind: 'alert', role: 'status', text: 'Refund of $150.00 exceeds the captured amount of $120.00' });
+    // An outcome names the seq of the event that answered, later than its action's.
+    const { seq: refundAnswer, ...refundOutcome } = refund.outcome;
+    assert.deepEqual(refundOutcome, { kind: 'alert', role: 'status', text: 'Refund of $150.00 exceeds the captured amount of $120.00' });
+    assert.ok(refundAnswer > refund.seq, `refund answered by seq ${refundAnswer}, after its own ${refund.seq}`);
     assert.deepEqual([closed.kind, closed.state, closed.role, closed.name], ['dialog', 'close', 'dialog', 'Order 4411']);
-    assert.deepEqual(details.outcome, { kind: 'opened', role: 'dialog', name: 'Order 4411' });
+    const { seq: detailsAnswer, ...detailsOutcome } = details.outcome;
+    assert.deepEqual(detailsOutcome, { kind: 'opened', role: 'dialog', name: 'Order 4411' });
+    assert.ok(detailsAnswer > details.seq, `details answered by seq ${detailsAnswer}, after its own ${details.seq}`);
     assert.deepEqual([sort.role, sort.name, sort.sort], ['columnheader', 'Total', 'ascending']);
     assert.equal(json.page.state, 'stable');
     await run.assertNoPii(tab);
