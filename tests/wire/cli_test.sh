@@ -111,7 +111,11 @@ missing_file)
   run 2 replay
   stderr_has "missing FILE"
   run 2 replay "$work/does-not-exist"
-  stderr_has "cannot open $work/does-not-exist: No such file or directory" ;;
+  stderr_has "cannot open $work/does-not-exist: No such file or directory"
+  # An empty file (a recording before its first frame): said, not silent.
+  : >"$work/empty.uitrail"
+  run 1 replay "$work/empty.uitrail"
+  stderr_has "uitrail replay: $work/empty.uitrail: the input is empty, nothing to read" ;;
 two_tabs)
   write_session
   run 0 replay "$work/s.json"

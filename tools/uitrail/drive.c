@@ -254,6 +254,12 @@ static ut_status drive_whole_recording(ut_cli_drive *d, const ut_buf *bytes)
     return st;
 }
 
+void ut_cli_report_empty(const char *command, const char *path)
+{
+    fprintf(stderr, "uitrail %s: %s: the input is empty, nothing to read (a recording whose first "
+                    "frame is not written yet is empty too)\n", command, path);
+}
+
 ut_status ut_cli_drive_file(ut_cli_drive *d, FILE *in)
 {
     ut_buf buf = UT_BUF_INIT;
@@ -262,6 +268,10 @@ ut_status ut_cli_drive_file(ut_cli_drive *d, FILE *in)
 
     /* The first read decides the form. */
     size_t n = fread(chunk, 1, sizeof chunk, in);
+    if (n == 0 && !ferror(in)) {
+        ut_cli_report_empty(d->command, d->path);
+        return UT_EIO;
+    }
     ut_cli_input_kind kind = ut_cli_input_kind_of(chunk, n);
     if (kind != UT_CLI_INPUT_MSGPACK) {
         bool json = kind == UT_CLI_INPUT_JSON;

@@ -96,6 +96,10 @@ typedef struct ut_cli_input {
     ut_buf bytes;
 } ut_cli_input;
 
+/* Says on stderr that `path` is empty: nothing to replay, which a script
+ * must not take for a session without events (the caller exits 1). */
+void ut_cli_report_empty(const char *command, const char *path);
+
 /* Reads the file at `path` into `in` (converting JSON to msgpack). Errors
  * are reported on stderr as "uitrail COMMAND: PATH: ...": UT_ENOENT (cannot
  * open), UT_EIO, UT_ELIMIT (over UT_CLI_INPUT_MAX_BYTES, or JSON over

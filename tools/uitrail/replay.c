@@ -167,6 +167,10 @@ static bool recorded_config(const char *path, ut_cli_input *input, ut_rec_reader
 {
     if (ut_cli_input_load("replay", path, input) != UT_OK)
         return false;
+    if (input->bytes.len == 0) {
+        ut_cli_report_empty("replay", path);
+        return false;
+    }
     if (input->kind != UT_CLI_INPUT_RECORDING)
         return false;
     ut_rec_reader_reset(reader, input->bytes.data, input->bytes.len);
