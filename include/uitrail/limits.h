@@ -58,6 +58,8 @@
  * entry that crossed the cut. A frame declaring more is skipped unread. */
 #define UT_REC_FRAME_CONTENT_MAX_BYTES (UT_REC_FRAME_CUT_MAX_BYTES + UT_REC_ENTRY_MAX_BYTES)
 #define UT_REC_META_MAX_BYTES (16u << 10)           /* the uitrail.meta entry */
+/* What an imported recording's meta says it lacks (`import.gaps`). */
+#define UT_REC_IMPORT_GAPS_MAX 8u
 #define UT_REC_FILE_TAB_MAX_BYTES 160u              /* escaped tab id in a file name */
 /* Tabs one journal frame's index lists (protocol §5.1). A frame holds at
  * most UT_REC_FRAME_CONTENT_MAX_BYTES of entries of some 20 bytes at the

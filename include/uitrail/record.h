@@ -35,6 +35,17 @@
 /* The file name extension. */
 #define UT_REC_FILE_SUFFIX ".uitrail"
 
+/* Where an imported recording came from (`uitrail import`, protocol §5.2):
+ * the format it was read from, the input file, and what that format does
+ * not record, one short phrase each, so that no reader takes a gap for a
+ * fact. */
+typedef struct ut_rec_import {
+    ut_str from;  /* "rrweb" */
+    ut_str file;  /* the input's file name */
+    size_t n_gaps;
+    ut_str gaps[UT_REC_IMPORT_GAPS_MAX];
+} ut_rec_import;
+
 /* What a recording says about itself. Written as the first entry; read back
  * by ut_rec_read. */
 typedef struct ut_rec_meta {
@@ -49,6 +60,9 @@ typedef struct ut_rec_meta {
      * a recording is already redacted and stores only the pattern count. */
     bool has_config;
     ut_config config;
+    /* An imported recording (`import`); strings as for the others. */
+    bool has_import;
+    ut_rec_import import;
 } ut_rec_meta;
 
 /* ---- Writer ---- */

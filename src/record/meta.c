@@ -84,6 +84,21 @@ static void pack_params(msgpack_packer *pk, const param_desc *descs, size_t n, c
     }
 }
 
+static void pack_import(msgpack_packer *pk, const ut_rec_import *im)
+{
+    size_t n_gaps = im->n_gaps < UT_REC_IMPORT_GAPS_MAX ? im->n_gaps : UT_REC_IMPORT_GAPS_MAX;
+    pack_cstr(pk, "import");
+    msgpack_pack_map(pk, 3);
+    pack_cstr(pk, "from");
+    pack_str(pk, im->from);
+    pack_cstr(pk, "file");
+    pack_str(pk, im->file);
+    pack_cstr(pk, "gaps");
+    msgpack_pack_array(pk, n_gaps);
+    for (size_t i = 0; i < n_gaps; i++)
+        pack_str(pk, im->gaps[i]);
+}
+
 static void pack_event_time(msgpack_packer *pk, int64_t time_us)
 {
     /* Times before the epoch cannot be an EventTime; they are packed as
@@ -109,7 +124,8 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
     pack_cstr(&pk, UT_REC_META_TAG);
     pack_event_time(&pk, meta->time_us);
     /* A journal's meta entry names no tab: its entries are many tabs'. */
-    msgpack_pack_map(&pk, (meta->has_config ? 5u : 4u) - (meta->journal ? 1u : 0u));
+    msgpack_pack_map(&pk, 4u + (meta->has_config ? 1u : 0u) + (meta->has_import ? 1u : 0u)
+                              - (meta->journal ? 1u : 0u));
     pack_cstr(&pk, "format");
     pack_cstr(&pk, meta->journal ? UT_REC_JOURNAL_FORMAT : UT_REC_FORMAT);
     pack_cstr(&pk, "version");
@@ -135,6 +151,8 @@ ut_status ut__rec_pack_meta(const ut_rec_meta *meta, ut_buf *out)
         pack_cstr(&pk, ut_stab_model_name(c->stab.model));
         pack_params(&pk, stab_params, COUNT_OF(stab_params), &c->stab);
     }
+    if (meta->has_import)
+        pack_import(&pk, &meta->import);
 
     /* A failed append may have been followed by smaller ones that
      * succeeded: the transaction drops the whole entry. */
@@ -329,6 +347,37 @@ static bool parse_params(const msgpack_object *o, ut_config *cfg)
     return true;
 }
 
+/* Reads the `import` map; unknown keys are skipped, as elsewhere. */
+static bool parse_import(const msgpack_object *o, ut_rec_import *im)
+{
+    if (o->type != MSGPACK_OBJECT_MAP)
+        return false;
+    for (uint32_t i = 0; i < o->via.map.size; i++) {
+        const msgpack_object *key = &o->via.map.ptr[i].key;
+        const msgpack_object *val = &o->via.map.ptr[i].val;
+        if (obj_is_str(key, "from") || obj_is_str(key, "file")) {
+            if (val->type != MSGPACK_OBJECT_STR)
+                return false;
+            ut_str s = ut_str_from(val->via.str.ptr, val->via.str.size);
+            if (obj_is_str(key, "from"))
+                im->from = s;
+            else
+                im->file = s;
+        } else if (obj_is_str(key, "gaps")) {
+            if (val->type != MSGPACK_OBJECT_ARRAY || val->via.array.size > UT_REC_IMPORT_GAPS_MAX)
+                return false;
+            for (uint32_t g = 0; g < val->via.array.size; g++) {
+                const msgpack_object *gap = &val->via.array.ptr[g];
+                if (gap->type != MSGPACK_OBJECT_STR)
+                    return false;
+                im->gaps[g] = ut_str_from(gap->via.str.ptr, gap->via.str.size);
+            }
+            im->n_gaps = val->via.array.size;
+        }
+    }
+    return true;
+}
+
 /* Fills `meta` from the record map of a meta entry; strings point into
  * the msgpack buffer. */
 static bool parse_meta_record(const msgpack_object *rec, ut_rec_meta *meta)
@@ -361,6 +410,10 @@ static bool parse_meta_record(const msgpack_object *rec, ut_rec_meta *meta)
             if (!parse_params(val, &meta->config))
                 return false;
             meta->has_config = true;
+        } else if (obj_is_str(key, "import")) {
+            if (!parse_import(val, &meta->import))
+                return false;
+            meta->has_import = true;
         }
     }
     /* A tab names what a per-tab recording holds; in a journal it would

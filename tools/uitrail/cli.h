@@ -28,6 +28,7 @@ typedef struct ut_cli_command {
 extern const ut_cli_command ut_cli_replay;
 extern const ut_cli_command ut_cli_info;
 extern const ut_cli_command ut_cli_tune;
+extern const ut_cli_command ut_cli_import; /* import.c: rrweb recordings in */
 /* Clients of a running uitraild (client.c). */
 extern const ut_cli_command ut_cli_trace;
 extern const ut_cli_command ut_cli_tabs;

@@ -33,6 +33,7 @@ typedef struct info_tab {
 typedef struct info_summary {
     bool has_meta;
     char daemon[64];
+    char imported[768]; /* "rrweb (file); lacks: ...", or "" for a daemon's recording */
     uint32_t version;
     uint64_t events;
     uint64_t by_kind[UT_KIND__COUNT];
@@ -103,12 +104,35 @@ static void on_ignored(void *ud, ut_str tag)
     s->ignored++;
 }
 
+/* Appends `v` to the fixed buffer `out` of `cap` bytes, control bytes as
+ * '?': a file name or a gap is printed on a terminal. */
+static void append_clean(char *out, size_t cap, ut_str v)
+{
+    size_t len = strlen(out);
+    for (size_t i = 0; i < v.len && len + 1 < cap; i++) {
+        unsigned char c = (unsigned char)v.ptr[i];
+        out[len++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    out[len] = '\0';
+}
+
 static void on_meta(void *ud, const ut_rec_meta *meta)
 {
     info_summary *s = ud;
     s->has_meta = true;
     s->version = meta->version;
     snprintf(s->daemon, sizeof s->daemon, "%.*s", (int)meta->daemon.len, meta->daemon.ptr);
+    s->imported[0] = '\0';
+    if (!meta->has_import)
+        return;
+    append_clean(s->imported, sizeof s->imported, meta->import.from);
+    append_clean(s->imported, sizeof s->imported, ut_str_from(" (", 2));
+    append_clean(s->imported, sizeof s->imported, meta->import.file);
+    append_clean(s->imported, sizeof s->imported, ut_str_from(")", 1));
+    for (size_t i = 0; i < meta->import.n_gaps; i++) {
+        append_clean(s->imported, sizeof s->imported, i ? ut_str_from("; ", 2) : ut_str_from("; it lacks: ", 12));
+        append_clean(s->imported, sizeof s->imported, meta->import.gaps[i]);
+    }
 }
 
 static void on_frame(void *ud, const ut_rec_step *frame)
@@ -151,7 +175,9 @@ static void print_summary(FILE *out, const char *path, off_t file_bytes, const i
     fprintf(out, "%s\n", path);
     if (s->has_meta)
         fprintf(out, "  recorded by: uitraild %s, format version %" PRIu32 "\n", s->daemon, s->version);
-    else
+    if (s->has_meta && s->imported[0])
+        fprintf(out, "  imported from: %s\n", s->imported);
+    if (!s->has_meta)
         fprintf(out, "  recorded by: unknown (no uitrail.meta entry)\n");
 
     fprintf(out, "  tabs:");

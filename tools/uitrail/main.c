@@ -15,6 +15,7 @@ static const ut_cli_command *const commands[] = {
     &ut_cli_replay,
     &ut_cli_info,
     &ut_cli_tune,
+    &ut_cli_import,
     &ut_cli_trace,
     &ut_cli_tabs,
     &ut_cli_send,

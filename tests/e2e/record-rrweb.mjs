@@ -1,0 +1,78 @@
+// Makes the rrweb fixtures of fixtures/rrweb/ (issue 26): the Blue Widget
+// checkout story of the Bootstrap corpus page, played in headless Chromium
+// with rrweb's record() (npm rrweb, pinned in package.json) running beside
+// the live sender feeding the real uitraild. Writes, for rrweb's defaults
+// and once with maskAllInputs:
+//   fixtures/rrweb/checkout-bootstrap[-masked].rrweb.json.gz  rrweb's events
+//   fixtures/rrweb/checkout-bootstrap[-masked].live.txt        the live trace
+// (the daemon's text trace, times as HH:MM:SS), which tests/cli's import
+// test compares the imported trace with.
+//
+// Usage: node tests/e2e/record-rrweb.mjs
+// Environment: UITRAILD, CHROMIUM as for the e2e suite.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+import { REPO } from './lib/harness.mjs';
+import { startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { SENTINELS } from './lib/story.mjs';
+
+const RRWEB = readFileSync(join(REPO, 'tests', 'e2e', 'node_modules', 'rrweb', 'dist', 'rrweb.umd.cjs'), 'utf8');
+const OUT = join(REPO, 'fixtures', 'rrweb');
+
+/** rrweb's UMD bundle and its record() call, as an init script: it starts
+ *  before the page's scripts, the way a team's snippet in <head> does. */
+function recorderScript(options) {
+  return `(() => {
+    const module = { exports: {} };
+    (function (module, exports) { ${RRWEB} })(module, module.exports);
+    window.__rrwebEvents = [];
+    module.exports.record({ emit: (event) => window.__rrwebEvents.push(event), ...${JSON.stringify(options)} });
+  })();`;
+}
+
+async function story(run, page, tab) {
+  await run.until(tab, 'navigate /corpus/checkout-bootstrap.html');
+  await run.stable(tab);
+  await run.act(tab, () => page.getByRole('button', { name: 'Cart (2)' }).click());
+  await page.locator('#cart.show').waitFor();
+  await run.act(tab, () => page.locator('#cart .btn-close').click());
+  await page.locator('#cart:not(.show)').waitFor({ state: 'attached' });
+  await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
+  await page.locator('form.was-validated').waitFor();
+  await page.fill('#email', SENTINELS[0]);
+  await page.fill('#card', '4111 1111 1111 1111');
+  await run.act(tab, () => page.getByLabel('I accept the terms').check());
+  await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
+  await run.until(tab, '"Order placed"');
+  await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
+  await run.until(tab, 'closed [dialog] "Order placed"');
+}
+
+async function record(run, name, options) {
+  const tab = uniqueTab(`rrweb-${name}`);
+  const page = await run.browser.newPage();
+  await page.addInitScript(recorderScript(options));
+  await page.addInitScript(({ id, daemon }) => {
+    sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab: id, seq: 0 }));
+    window.uitrailCorpusConfig = { daemon };
+  }, { id: tab, daemon: run.daemon.url });
+  await page.goto(`${run.site.origin}/corpus/checkout-bootstrap.html`);
+  await story(run, page, tab);
+  const events = await page.evaluate(() => window.__rrwebEvents);
+  await page.close();
+  const lines = await run.lines(tab);
+  writeFileSync(join(OUT, `${name}.rrweb.json.gz`), gzipSync(JSON.stringify(events), { level: 9 }));
+  writeFileSync(join(OUT, `${name}.live.txt`), `${lines.join('\n')}\n`);
+  process.stdout.write(`${name}: ${events.length} rrweb events, ${lines.length} live lines\n`);
+}
+
+const run = await startCorpus();
+try {
+  await record(run, 'checkout-bootstrap', {});
+  await record(run, 'checkout-bootstrap-masked', { maskAllInputs: true });
+} finally {
+  await run.close();
+}

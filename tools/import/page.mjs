@@ -1,0 +1,189 @@
+// One page of a recording, rebuilt in jsdom with the real sender
+// (tools/sender) running inside it: the sender's modules are loaded into
+// the page's own JavaScript realm (node:vm modules over jsdom's context),
+// so `window`, `document`, `performance` and the timers they use are the
+// page's, on the recording's virtual time (virtual-time.mjs). The sender
+// is started with the HTTP transport; its batches of Forward entries are
+// handed to `onBytes` by a fetch() that answers 200 at once.
+//
+// What jsdom does not have is given here, and each stand-in is a documented
+// gap of an import (PROTOCOL.md §5.2): no layout, so an element is "visible"
+// when no ancestor is hidden by markup or by a style jsdom computes (the
+// recording's inlined stylesheets and inline styles; not media queries,
+// animations or layout-dependent rules), and a visible element's box is 1x1.
+
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+import { JSDOM, VirtualConsole } from 'jsdom';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(HERE, '..', 'sender'));
+const MSGPACK_ENTRY = join(HERE, 'node_modules', '@msgpack', 'msgpack', 'dist.esm', 'index.mjs');
+const INPUT_TYPES = new Set(['pointerdown', 'pointerup', 'pointercancel', 'click', 'keydown', 'change']);
+const INGEST_URL = 'http://uitrail-import.invalid';
+
+const sourceCache = new Map(); // file -> source text (read once per import)
+function sourceOf(file) {
+  let text = sourceCache.get(file);
+  if (text === undefined) {
+    text = readFileSync(file, 'utf8');
+    sourceCache.set(file, text);
+  }
+  return text;
+}
+
+/** Loads the sender's entry module into `context`; returns its namespace. */
+async function loadSender(context) {
+  const modules = new Map();
+  const load = (file) => {
+    let module = modules.get(file);
+    if (!module) {
+      module = new vm.SourceTextModule(sourceOf(file), { context, identifier: file });
+      modules.set(file, module);
+    }
+    return module;
+  };
+  const link = (specifier, referencing) => {
+    if (specifier === '@msgpack/msgpack') return load(MSGPACK_ENTRY);
+    if (specifier.startsWith('.')) return load(resolve(dirname(referencing.identifier), specifier));
+    throw new Error(`the sender imports ${specifier}, which the importer does not provide`);
+  };
+  const entry = load(join(SENDER_DIR, 'uitrail.js'));
+  await entry.link(link);
+  await entry.evaluate();
+  return entry.namespace;
+}
+
+/** Visibility without layout: hidden by markup or by a computed display
+ *  or visibility, on the element or a composed ancestor. Cached until the
+ *  importer changes the DOM (page.changed()). */
+function installVisibility(window, cache) {
+  const { Element } = window;
+  const hiddenSelf = (el, visibility) => {
+    if (el.hasAttribute('hidden')) return true;
+    const style = window.getComputedStyle(el);
+    return style.display === 'none' || (visibility && style.visibility === 'hidden');
+  };
+  const visible = (el, visibility) => {
+    if (!el.isConnected) return false;
+    const key = visibility ? 'v' : 'd';
+    let entry = cache.get(el);
+    if (entry && entry[key] !== undefined) return entry[key];
+    let shown = true;
+    for (let node = el; node && node.nodeType === 1; ) {
+      if (hiddenSelf(node, visibility && node === el)) { shown = false; break; }
+      const parent = node.parentNode;
+      node = parent && parent.nodeType === 11 ? parent.host : node.parentElement;
+    }
+    if (!entry) { entry = {}; cache.set(el, entry); }
+    entry[key] = shown;
+    return shown;
+  };
+  const box = (shown) => ({ x: 0, y: 0, top: 0, left: 0, right: shown ? 1 : 0, bottom: shown ? 1 : 0, width: shown ? 1 : 0, height: shown ? 1 : 0 });
+  Element.prototype.checkVisibility = function checkVisibility(options) {
+    return visible(this, Boolean(options && options.visibilityProperty));
+  };
+  Element.prototype.getBoundingClientRect = function getBoundingClientRect() { return box(visible(this, false)); };
+  Element.prototype.getClientRects = function getClientRects() { return visible(this, false) ? [box(true)] : []; };
+}
+
+/** Makes the input events the sender listens to on `window` look like the
+ *  browser's: trusted (rrweb records what the user did; it does not say
+ *  whether the page dispatched it: a documented gap), from the primary
+ *  pointer's main button, stamped on the virtual clock. */
+function installTrustedInputs(window, clock, timeOrigin) {
+  const add = window.addEventListener.bind(window);
+  const remove = window.removeEventListener.bind(window);
+  const wrapped = new WeakMap();
+  const trusted = (event) => new Proxy(event, {
+    get(target, prop) {
+      if (prop === 'isTrusted' || prop === 'isPrimary') return true;
+      if (prop === 'pointerId') return 1;
+      if (prop === 'timeStamp') return clock.now() - timeOrigin;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  window.addEventListener = (type, fn, options) => {
+    if (!INPUT_TYPES.has(type) || typeof fn !== 'function') return add(type, fn, options);
+    let wrapper = wrapped.get(fn);
+    if (!wrapper) { wrapper = (event) => fn(trusted(event)); wrapped.set(fn, wrapper); }
+    return add(type, wrapper, options);
+  };
+  window.removeEventListener = (type, fn, options) => remove(type, (fn && wrapped.get(fn)) || fn, options);
+}
+
+/**
+ * Creates an empty page at `url` on `clock`, its time origin `startMs`.
+ * `onBytes(bytes)` receives each batch the sender posts.
+ */
+export async function createPage({ url, clock, startMs, onBytes }) {
+  let pageUrl;
+  try {
+    pageUrl = new URL(url).href;
+  } catch {
+    pageUrl = 'about:blank';
+  }
+  const dom = new JSDOM('<!DOCTYPE html><html><head></head><body></body></html>', {
+    url: pageUrl, runScripts: 'outside-only', virtualConsole: new VirtualConsole(),
+  });
+  const { window } = dom;
+  if (window.document.readyState !== 'complete') {
+    await new Promise((done) => window.addEventListener('load', done, { once: true }));
+  }
+  const visibility = new WeakMap();
+  let visibilityCache = visibility;
+  const perf = {
+    timeOrigin: startMs,
+    now: () => clock.now() - startMs,
+    measure() {}, mark() {},
+    getEntriesByType: () => [],
+  };
+  Object.defineProperty(window, 'performance', { value: perf, configurable: true, writable: true });
+  window.setTimeout = clock.setTimeout;
+  window.clearTimeout = clock.clearTimeout;
+  window.setInterval = () => 0; // the sender uses none; a page's would be its own
+  window.requestAnimationFrame = clock.requestAnimationFrame;
+  window.cancelAnimationFrame = clock.clearTimeout;
+  window.MessageChannel = clock.MessageChannel;
+  // What a browser has and jsdom's realm lacks; Node's own serve.
+  for (const name of ['TextEncoder', 'TextDecoder', 'crypto']) {
+    if (window[name] === undefined) window[name] = globalThis[name];
+  }
+  window.fetch = async (_url, init) => {
+    if (init && init.body) onBytes(init.body);
+    return { ok: true, status: 200 };
+  };
+  // The page's `new Date()` and Date.now() read the virtual clock too: a
+  // time zone offset is the one in force on the session's date.
+  window.__uitrailNow = clock.now;
+  dom.getInternalVMContext();
+  new vm.Script(`(() => {
+    const RealDate = Date;
+    const now = globalThis.__uitrailNow;
+    delete globalThis.__uitrailNow;
+    globalThis.Date = class Date extends RealDate {
+      constructor(...args) { if (args.length) super(...args); else super(now()); }
+      static now() { return now(); }
+    };
+  })();`).runInContext(dom.getInternalVMContext());
+  installVisibility(window, { get: (el) => visibilityCache.get(el), set: (el, v) => visibilityCache.set(el, v) });
+  installTrustedInputs(window, clock, startMs);
+  const sender = await loadSender(dom.getInternalVMContext());
+  return {
+    window,
+    document: window.document,
+    sender,
+    tracker: null,
+    /** Starts the sender over the page as it is now. */
+    start(options) {
+      this.tracker = sender.start({ url: INGEST_URL, transport: 'http', network: false, ...options });
+    },
+    /** The importer changed the DOM: cached visibility is stale. */
+    changed() { visibilityCache = new WeakMap(); },
+    close() { window.close(); },
+  };
+}

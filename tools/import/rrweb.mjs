@@ -1,0 +1,261 @@
+// uitrail's rrweb importer (run by `uitrail import`, which owns the
+// recording format): reads one rrweb recording (a JSON array of
+// {type, data, timestamp}, rrweb 1.x or 2.x, plain or gzip) one event at a
+// time, rebuilds each page's DOM in jsdom, runs the real sender over it
+// (page.mjs) on the recording's time, and writes the sender's Forward
+// entries to stdout. A summary goes to stderr.
+//
+//   node --experimental-vm-modules --no-warnings tools/import/rrweb.mjs --tab TAB FILE
+//
+// Exit status: 0 read to the end; 1 damaged (what could be read was
+// written); 2 usage. The semantics (roles, names, row context, click
+// state, dialogs, alerts, mutation records) are the sender's: nothing here
+// names or judges an element.
+
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+
+import { openInput } from './input.mjs';
+import { jsonArrayElements } from './json-array-stream.mjs';
+import { createPage } from './page.mjs';
+import { createRebuild } from './rebuild.mjs';
+import { createClock, drainJobs } from './virtual-time.mjs';
+
+// Importer limits: an event (a full snapshot with its inlined stylesheets
+// is the largest) and the nesting of its JSON and of the rebuilt tree.
+export const EVENT_MAX_BYTES = 64 * 1024 * 1024;
+export const JSON_DEPTH_MAX = 1100;
+export const TREE_DEPTH_MAX = 500;
+// After the last event the virtual clock runs on this long, so that what
+// the sender had pending (a flush, a click's state, a title) goes out.
+const END_SETTLE_MS = 5000;
+const FALLBACK_URL = 'http://unknown-page.invalid/';
+
+const EVENT_TYPE = { 0: 'dom-content-loaded', 1: 'load', 2: 'full-snapshot', 3: 'incremental', 4: 'meta', 5: 'custom', 6: 'plugin' };
+const SOURCE = {
+  0: 'mutation', 1: 'mouse-move', 2: 'mouse-interaction', 3: 'scroll', 4: 'viewport-resize', 5: 'input',
+  6: 'touch-move', 7: 'media-interaction', 8: 'style-sheet-rule', 9: 'canvas', 10: 'font', 11: 'log',
+  12: 'drag', 13: 'style-declaration', 14: 'selection', 15: 'adopted-style-sheet', 16: 'custom-element',
+};
+const MOUSE = { MOUSE_UP: 0, MOUSE_DOWN: 1, CLICK: 2, BLUR: 6, TOUCH_START: 7, TOUCH_END: 9, TOUCH_CANCEL: 10 };
+
+function createCounter() {
+  const counts = new Map();
+  return {
+    add(key, n = 1) { counts.set(key, (counts.get(key) || 0) + n); },
+    text() { return [...counts].map(([key, n]) => `${n} ${key}`).join(', ') || 'none'; },
+  };
+}
+
+/** The import of one recording: pages in turn, one at a time. */
+function createSession({ tab, out, skipped }) {
+  const clock = { current: null };
+  let page = null;
+  let rebuild = null;
+  let href = null;
+  let seq = 0;
+  let pendingChange = null; // a text field whose value changed, until it loses focus
+  // A release waits for the next event: the browser dispatches `click` in
+  // the same task as the release (rrweb stamps it a moment later), before
+  // any timer the sender set on the release can run.
+  let pendingRelease = null;
+
+  const savedSeq = () => {
+    try {
+      const saved = JSON.parse(page.window.sessionStorage.getItem('uitrail.tab') || 'null');
+      if (saved && Number.isSafeInteger(saved.seq)) seq = saved.seq;
+    } catch { /* an opaque origin has no storage: the seq is kept below */ }
+  };
+
+  const dispatch = (el, type) => {
+    const { window } = page;
+    const event = type === 'change'
+      ? new window.Event('change', { bubbles: true })
+      : new window.MouseEvent(type, { bubbles: true, cancelable: true, composed: true, button: 0, buttons: type.endsWith('down') ? 1 : 0 });
+    el.dispatchEvent(event);
+  };
+
+  const commitChange = () => {
+    if (!pendingChange || !page) return;
+    const el = pendingChange;
+    pendingChange = null;
+    if (el.isConnected) dispatch(el, 'change');
+  };
+
+  const release = () => {
+    const el = pendingRelease;
+    pendingRelease = null;
+    if (el && page && el.isConnected) dispatch(el, 'pointerup');
+  };
+
+  const endPage = async () => {
+    if (!page) return;
+    release();
+    commitChange();
+    page.window.dispatchEvent(new page.window.PageTransitionEvent('pagehide', { persisted: false }));
+    await drainJobs();
+    if (page.tracker) page.tracker.stop();
+    await drainJobs();
+    savedSeq();
+    page.close();
+    page = null;
+    rebuild = null;
+  };
+
+  const startPage = async (event) => {
+    await endPage();
+    if (!clock.current) clock.current = createClock(event.timestamp);
+    page = await createPage({ url: href || FALLBACK_URL, clock: clock.current, startMs: clock.current.now(), onBytes: out });
+    if (!href) skipped.add('page without a meta event (its URL is unknown)');
+    rebuild = createRebuild(page.document, { maxDepth: TREE_DEPTH_MAX, skip: (why) => skipped.add(why) });
+    rebuild.snapshot(event.data && event.data.node);
+    page.changed();
+    try {
+      page.window.sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab, seq }));
+    } catch { /* see savedSeq */ }
+    page.start({ tab });
+  };
+
+  const mouse = (data) => {
+    const el = rebuild.node(data.id);
+    if (!el || el.nodeType !== 1) { skipped.add('mouse interaction on a node id that points nowhere'); return; }
+    switch (data.type) {
+      case MOUSE.MOUSE_DOWN: case MOUSE.TOUCH_START:
+        if (pendingChange && pendingChange !== el) commitChange();
+        dispatch(el, 'pointerdown');
+        if (typeof el.focus === 'function') el.focus();
+        break;
+      case MOUSE.MOUSE_UP: case MOUSE.TOUCH_END: release(); pendingRelease = el; break;
+      case MOUSE.TOUCH_CANCEL: dispatch(el, 'pointercancel'); break;
+      case MOUSE.CLICK:
+        release();
+        if (pendingChange && pendingChange !== el) commitChange();
+        dispatch(el, 'click');
+        break;
+      case MOUSE.BLUR: if (pendingChange === el) commitChange(); break;
+      default: skipped.add('mouse interaction other than press, release, click or blur');
+    }
+  };
+
+  const input = (data) => {
+    const el = rebuild.node(data.id);
+    if (!el || el.nodeType !== 1) { skipped.add('input on a node id that points nowhere'); return; }
+    if (pendingChange && pendingChange !== el) commitChange();
+    if (el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
+      // A click on it already toggled it, as the browser does; a change
+      // made otherwise (a label, a script) is dispatched now.
+      if (typeof data.isChecked === 'boolean' && el.checked !== data.isChecked) {
+        el.checked = data.isChecked;
+        dispatch(el, 'change');
+      }
+      return;
+    }
+    if (typeof data.text === 'string') el.value = data.text;
+    if (el.localName === 'select') dispatch(el, 'change');
+    else pendingChange = el;
+  };
+
+  const incremental = (data) => {
+    const source = SOURCE[data.source] || `source ${data.source}`;
+    if (data.source === 0) { rebuild.mutate(data); page.changed(); return; }
+    if (data.source === 2) { mouse(data); return; }
+    if (data.source === 5) { input(data); return; }
+    skipped.add(`${source} (no trace record)`);
+  };
+
+  return {
+    async apply(event) {
+      if (!event || typeof event !== 'object' || !Number.isFinite(event.timestamp) || typeof event.type !== 'number') {
+        skipped.add('event without a numeric type and timestamp');
+        return;
+      }
+      const data = event.data && typeof event.data === 'object' ? event.data : {};
+      const isClick = event.type === 3 && data.source === 2 && data.type === MOUSE.CLICK;
+      if (pendingRelease && !isClick) release();
+      if (clock.current) await clock.current.advanceTo(event.timestamp);
+      if (event.type === 4) {
+        const next = typeof data.href === 'string' ? data.href : null;
+        if (next !== href) { await endPage(); href = next; }
+        return;
+      }
+      if (event.type === 2) {
+        // rrweb numbers a page's nodes from 1 at each load; a snapshot that
+        // does not start there is a re-snapshot of the same page.
+        const fresh = !page || !data.node || data.node.id === 1;
+        if (fresh) await startPage(event);
+        else { rebuild.snapshot(data.node); page.changed(); skipped.add('re-snapshot of the same page (applied as a rebuild)'); }
+        return;
+      }
+      if (!page) { skipped.add(`${EVENT_TYPE[event.type] || 'unknown'} event before the first full snapshot`); return; }
+      if (event.type === 3) incremental(data);
+      else if (event.type === 5) {
+        try {
+          page.tracker.emit(String(data.tag), data.payload && typeof data.payload === 'object' ? data.payload : {});
+        } catch {
+          skipped.add('custom event the sender refuses as a host event');
+        }
+      } else skipped.add(`${EVENT_TYPE[event.type] || `type ${event.type}`} event (no trace record)`);
+      await drainJobs();
+    },
+    async finish() {
+      if (!clock.current || !page) return;
+      release();
+      commitChange();
+      await clock.current.advanceTo(clock.current.now() + END_SETTLE_MS);
+      if (page.tracker) page.tracker.stop();
+      await drainJobs();
+      page.close();
+      page = null;
+    },
+  };
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({ options: { tab: { type: 'string' } }, allowPositionals: true });
+  if (positionals.length !== 1 || !values.tab) {
+    process.stderr.write('usage: rrweb.mjs --tab TAB FILE\n');
+    process.exit(2);
+  }
+  const [file] = positionals;
+  const pendingOut = [];
+  const flushOut = async () => {
+    for (const bytes of pendingOut.splice(0)) {
+      if (!process.stdout.write(bytes)) await once(process.stdout, 'drain');
+    }
+  };
+  const skipped = createCounter();
+  const read = createCounter();
+  const session = createSession({ tab: values.tab, out: (bytes) => pendingOut.push(Buffer.from(bytes)), skipped });
+  let damage = null;
+  let input;
+  try {
+    input = await openInput(file);
+  } catch (error) {
+    process.stderr.write(`uitrail import: ${file}: ${error.message}\n`);
+    process.exit(1);
+  }
+  let events = 0;
+  for await (const element of jsonArrayElements(input.chunks, { maxElementBytes: EVENT_MAX_BYTES, maxDepth: JSON_DEPTH_MAX })) {
+    if (element.error) { damage = element.error; break; }
+    events++;
+    read.add(EVENT_TYPE[element.value && element.value.type] || 'other');
+    try {
+      await session.apply(element.value);
+    } catch (error) {
+      // Hostile or unforeseen data must not end the import: the event is
+      // counted, the rest goes on.
+      skipped.add(`event the importer could not apply (${String(error && error.message).slice(0, 80)})`);
+    }
+    await flushOut();
+  }
+  if (input.error()) damage = input.error();
+  await session.finish();
+  await flushOut();
+  process.stderr.write(`uitrail import: ${file}: ${events} rrweb events read (${read.text()}); skipped: ${skipped.text()}\n`);
+  if (damage) process.stderr.write(`uitrail import: ${file}: damaged: ${damage}; what came before was imported\n`);
+  // jsdom leaves handles of its own (a closed window's timers) that would keep
+  // Node up for seconds; stdout is a pipe, written synchronously on Linux.
+  process.exit(damage ? 1 : 0);
+}
+
+await main();
