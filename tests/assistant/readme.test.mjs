@@ -51,6 +51,9 @@ const NOT_RUN = [
     'installs packages as root on a bare machine, before the clone: tools/debootstrap-check (before a release) installs git alone, so that the scripts must bring curl themselves'],
   ['tools/run', 'builds and runs the daemon in the foreground: the commands it prints are the first trace\'s, run below; the daemon it starts is the one every test starts'],
   ['tools/test', 'runs the whole suite, this file included'],
+  ['npm ci --prefix tools/import', 'installs the importer\'s pinned npm packages: tests/import/run does it before tests/import/import.test.mjs'],
+  ['build/tools/uitrail/uitrail import --out imported fixtures/rrweb/', 'tests/import/import.test.mjs imports the same file and checks its replayed lines against the live trace'],
+  ['build/tools/uitrail/uitrail replay imported/', 'tests/import/import.test.mjs replays the imported recording and checks its lines'],
   ['ssh -L 7317:127.0.0.1:7317', 'needs a second machine: a port forward of the loopback listener, which tests/e2e reach directly'],
 ];
 

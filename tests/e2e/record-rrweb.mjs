@@ -25,7 +25,10 @@ const OUT = join(REPO, 'fixtures', 'rrweb');
 /** rrweb's UMD bundle and its record() call, as an init script: it starts
  *  before the page's scripts, the way a team's snippet in <head> does. */
 function recorderScript(options) {
+  // Top window only: rrweb makes a blank iframe for clean prototypes, and an
+  // init script runs in every frame, rrweb's own included.
   return `(() => {
+    if (window !== window.top) return;
     const module = { exports: {} };
     (function (module, exports) { ${RRWEB} })(module, module.exports);
     window.__rrwebEvents = [];
@@ -54,12 +57,16 @@ async function story(run, page, tab) {
 async function record(run, name, options) {
   const tab = uniqueTab(`rrweb-${name}`);
   const page = await run.browser.newPage();
+  page.on('console', (message) => process.stderr.write(`${name} console: ${message.text()}\n`));
+  page.on('pageerror', (error) => process.stderr.write(`${name} pageerror: ${error.message}\n`));
   await page.addInitScript(recorderScript(options));
   await page.addInitScript(({ id, daemon }) => {
     sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab: id, seq: 0 }));
     window.uitrailCorpusConfig = { daemon };
   }, { id: tab, daemon: run.daemon.url });
+  page.setDefaultTimeout(120000);
   await page.goto(`${run.site.origin}/corpus/checkout-bootstrap.html`);
+  process.stdout.write(`${name}: page loaded\n`);
   await story(run, page, tab);
   const events = await page.evaluate(() => window.__rrwebEvents);
   await page.close();

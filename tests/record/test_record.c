@@ -1057,6 +1057,45 @@ static void test_record_meta_params_round_trip(void **state)
     ut_rec_writer_free(w);
 }
 
+/* An imported recording's meta (uitrail import) says where it came from
+ * and what its format lacks, and reads back the same. */
+static void test_record_meta_import_round_trip(void **state)
+{
+    (void)state;
+    ut_rec_meta in = {.time_us = 1706711525123456, .daemon = s("uitrail import 9"), .tab = s("rrweb-1"),
+                      .has_import = true};
+    in.import.from = s("rrweb");
+    in.import.file = s("session.json.gz");
+    in.import.n_gaps = 2;
+    in.import.gaps[0] = s("isTrusted");
+    in.import.gaps[1] = s("time zone");
+    ut_rec_writer_opts opts;
+    ut_rec_writer_opts_defaults(&opts);
+    ut_rec_writer *w = NULL;
+    char err[128];
+    assert_int_equal(ut_rec_writer_new(&opts, &in, &w, err, sizeof err), UT_OK);
+    ut_str frame;
+    assert_int_equal(ut_rec_writer_flush(w, &frame), UT_OK);
+    ut_rec_reader *r = NULL;
+    assert_int_equal(ut_rec_reader_new(&r), UT_OK);
+    ut_rec_reader_reset(r, frame.ptr, frame.len);
+    ut_rec_step step;
+    assert_int_equal(ut_rec_reader_next(r, &step), UT_OK);
+    assert_int_equal(step.kind, UT_REC_STEP_FRAME);
+    ut_rec_meta out;
+    size_t consumed;
+    assert_int_equal(ut_rec_meta_parse(step.content, &out, &consumed), UT_OK);
+    assert_true(out.has_import);
+    assert_false(out.has_config);
+    assert_true(ut_str_eq_cstr(out.import.from, "rrweb"));
+    assert_true(ut_str_eq_cstr(out.import.file, "session.json.gz"));
+    assert_int_equal(out.import.n_gaps, 2);
+    assert_true(ut_str_eq_cstr(out.import.gaps[0], "isTrusted"));
+    assert_true(ut_str_eq_cstr(out.import.gaps[1], "time zone"));
+    ut_rec_reader_free(r);
+    ut_rec_writer_free(w);
+}
+
 #define META_HEAD "\x93\xacuitrail.meta\xd7\x00\x65\xba\x0b\xe5\x00\x00\x00\x00"
 #define FMT "\xa6" "format" "\xb1" "uitrail-recording"
 #define VER "\xa7" "version" "\x01"
@@ -1110,6 +1149,15 @@ static void test_record_meta_parse_table(void **state)
         CASE("str32 of 4 GiB", META_HEAD "\x82" FMT "\xa7version\xdb\xff\xff\xff\xff", UT_ECORRUPT),
         CASE("nested too deep", META_HEAD "\x83" FMT VER "\xa1x\x91\x91\x91\x91\x91\x91\x91\x91\x90", UT_ECORRUPT),
         CASE("never-used byte", META_HEAD "\x83" FMT VER "\xa1x\xc1", UT_ECORRUPT),
+        CASE("import", META_HEAD "\x83" FMT VER "\xa6import\x83\xa4" "from\xa5rrweb\xa4" "file\xa1" "f\xa4gaps\x91\xa1g",
+             UT_OK),
+        CASE("import, unknown key skipped", META_HEAD "\x83" FMT VER "\xa6import\x81\xa3new\x01", UT_OK),
+        CASE("import not a map", META_HEAD "\x83" FMT VER "\xa6import\x90", UT_ECORRUPT),
+        CASE("import from not a string", META_HEAD "\x83" FMT VER "\xa6import\x81\xa4" "from\x01", UT_ECORRUPT),
+        CASE("import gaps not an array", META_HEAD "\x83" FMT VER "\xa6import\x81\xa4gaps\xa1g", UT_ECORRUPT),
+        CASE("import gap not a string", META_HEAD "\x83" FMT VER "\xa6import\x81\xa4gaps\x91\x01", UT_ECORRUPT),
+        CASE("import over UT_REC_IMPORT_GAPS_MAX gaps",
+             META_HEAD "\x83" FMT VER "\xa6import\x81\xa4gaps\x99\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0\xa0", UT_ECORRUPT),
 #undef CASE
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1470,6 +1518,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_record_frame_over_limit),
         cmocka_unit_test(test_record_meta_entry),
         cmocka_unit_test(test_record_meta_params_round_trip),
+        cmocka_unit_test(test_record_meta_import_round_trip),
         cmocka_unit_test(test_record_meta_parse_table),
         cmocka_unit_test(test_record_entry_over_limit),
         cmocka_unit_test(test_record_writer_bad_options),

@@ -36,6 +36,7 @@ export async function* jsonArrayElements(chunks, { maxElementBytes, maxDepth }) 
   let offset = 0;             // bytes consumed before the current chunk
 
   const finishElement = () => {
+    if (partBytes > maxElementBytes) return { error: `event at byte ${offset}: larger than ${maxElementBytes} bytes` };
     const text = Buffer.concat(parts, partBytes).toString('utf8');
     parts = [];
     partBytes = 0;

@@ -37,12 +37,21 @@ const SOURCE = {
   6: 'touch-move', 7: 'media-interaction', 8: 'style-sheet-rule', 9: 'canvas', 10: 'font', 11: 'log',
   12: 'drag', 13: 'style-declaration', 14: 'selection', 15: 'adopted-style-sheet', 16: 'custom-element',
 };
-const MOUSE = { MOUSE_UP: 0, MOUSE_DOWN: 1, CLICK: 2, BLUR: 6, TOUCH_START: 7, TOUCH_END: 9, TOUCH_CANCEL: 10 };
+const MOUSE = { MOUSE_UP: 0, MOUSE_DOWN: 1, CLICK: 2, FOCUS: 5, BLUR: 6, TOUCH_START: 7, TOUCH_END: 9, TOUCH_CANCEL: 10 };
+
+// Skips that mean the file contradicts itself (an event of the wrong
+// shape, a node id that points nowhere, a tree too deep): the import goes
+// on, and the file counts as damaged (exit status 1).
+const DAMAGE_RE = /points nowhere|not an object|without a numeric type|bad tag name|nested deeper|could not apply|before the first full snapshot|without a document node/;
 
 function createCounter() {
   const counts = new Map();
   return {
-    add(key, n = 1) { counts.set(key, (counts.get(key) || 0) + n); },
+    damaged: false,
+    add(key, n = 1) {
+      counts.set(key, (counts.get(key) || 0) + n);
+      if (DAMAGE_RE.test(key) && !/^(dom-content-loaded|load|meta) event/.test(key)) this.damaged = true;
+    },
     text() { return [...counts].map(([key, n]) => `${n} ${key}`).join(', ') || 'none'; },
   };
 }
@@ -133,6 +142,7 @@ function createSession({ tab, out, skipped }) {
         dispatch(el, 'click');
         break;
       case MOUSE.BLUR: if (pendingChange === el) commitChange(); break;
+      case MOUSE.FOCUS: break; // the sender reads focus from the document
       default: skipped.add('mouse interaction other than press, release, click or blur');
     }
   };
@@ -170,8 +180,11 @@ function createSession({ tab, out, skipped }) {
         return;
       }
       const data = event.data && typeof event.data === 'object' ? event.data : {};
-      const isClick = event.type === 3 && data.source === 2 && data.type === MOUSE.CLICK;
-      if (pendingRelease && !isClick) release();
+      // What the page's release handlers did (a mutation, a focus move)
+      // comes between the release and its click; anything else ends it.
+      const inRelease = event.type === 3 && (data.source === 0 ||
+        (data.source === 2 && (data.type === MOUSE.CLICK || data.type === MOUSE.FOCUS || data.type === MOUSE.BLUR)));
+      if (pendingRelease && !inRelease) release();
       if (clock.current) await clock.current.advanceTo(event.timestamp);
       if (event.type === 4) {
         const next = typeof data.href === 'string' ? data.href : null;
@@ -253,6 +266,10 @@ async function main() {
   await flushOut();
   process.stderr.write(`uitrail import: ${file}: ${events} rrweb events read (${read.text()}); skipped: ${skipped.text()}\n`);
   if (damage) process.stderr.write(`uitrail import: ${file}: damaged: ${damage}; what came before was imported\n`);
+  else if (skipped.damaged) {
+    damage = 'events that contradict the recording were skipped (listed above)';
+    process.stderr.write(`uitrail import: ${file}: damaged: ${damage}\n`);
+  }
   // jsdom leaves handles of its own (a closed window's timers) that would keep
   // Node up for seconds; stdout is a pipe, written synchronously on Linux.
   process.exit(damage ? 1 : 0);
