@@ -5,13 +5,15 @@
 // and once with maskAllInputs:
 //   fixtures/rrweb/checkout-bootstrap[-masked].rrweb.json.gz  rrweb's events
 //   fixtures/rrweb/checkout-bootstrap[-masked].live.txt        the live trace
+//   fixtures/rrweb/checkout-bootstrap[-masked].live.uitrail    the live events
 // (the daemon's text trace, times as HH:MM:SS), which tests/cli's import
 // test compares the imported trace with.
 //
 // Usage: node tests/e2e/record-rrweb.mjs
 // Environment: UITRAILD, CHROMIUM as for the e2e suite.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -52,6 +54,9 @@ async function story(run, page, tab) {
   await run.until(tab, '"Order placed"');
   await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
   await run.until(tab, 'closed [dialog] "Order placed"');
+  // The page settled after the last action (the modal's backdrop removed,
+  // the body restored): rrweb has emitted those mutations too by then.
+  await run.stable(tab);
 }
 
 async function record(run, name, options) {
@@ -73,13 +78,18 @@ async function record(run, name, options) {
   const lines = await run.lines(tab);
   writeFileSync(join(OUT, `${name}.rrweb.json.gz`), gzipSync(JSON.stringify(events), { level: 9 }));
   writeFileSync(join(OUT, `${name}.live.txt`), `${lines.join('\n')}\n`);
+  // The live events as the daemon recorded them, to compare event by event.
+  const live = readdirSync(recorded).find((file) => file.endsWith(`-${tab}.uitrail`));
+  if (live) copyFileSync(join(recorded, live), join(OUT, `${name}.live.uitrail`));
   process.stdout.write(`${name}: ${events.length} rrweb events, ${lines.length} live lines\n`);
 }
 
-const run = await startCorpus();
+const recorded = mkdtempSync(join(tmpdir(), 'uitrail-rrweb-live-'));
+const run = await startCorpus({ daemonArgs: ['--record', recorded] });
 try {
   await record(run, 'checkout-bootstrap', {});
   await record(run, 'checkout-bootstrap-masked', { maskAllInputs: true });
 } finally {
   await run.close();
+  rmSync(recorded, { recursive: true, force: true });
 }

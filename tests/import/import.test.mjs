@@ -176,3 +176,64 @@ test('import: a gzip bomb is cut, not inflated to the end', () => {
   assert.equal(result.status, 1);
   assert.match(result.stderr, /gzip bomb/);
 });
+
+// ---- Small sessions built here, rrweb's event format written by hand ----
+
+const T0 = 1700000000000;
+let nextId = 1;
+const el = (tagName, attributes, childNodes = [], extra = {}) => ({ type: 2, id: nextId++, tagName, attributes, childNodes, ...extra });
+const text = (textContent) => ({ type: 3, id: nextId++, textContent });
+
+/** A page's meta and full snapshot (node ids from 1, as at each load). */
+function page(href, at, body) {
+  nextId = 1;
+  const doc = { type: 0, id: nextId++, childNodes: [] };
+  doc.childNodes.push({ type: 1, id: nextId++, name: 'html', publicId: '', systemId: '' });
+  doc.childNodes.push(el('html', {}, [el('head', {}, [el('title', {}, [text('Orders')])]), el('body', {}, body())]));
+  return [{ type: 4, data: { href, width: 800, height: 600 }, timestamp: at },
+    { type: 2, data: { node: doc, initialOffset: { left: 0, top: 0 } }, timestamp: at + 5 }];
+}
+const click = (id, at) => [0, 1, 2].map((step) => ({
+  type: 3, data: { source: 2, type: [1, 0, 2][step], id, x: 1, y: 1 }, timestamp: at + step * 40,
+}));
+
+function importEvents(name, events) {
+  const file = join(work, `${name}.json`);
+  writeFileSync(file, JSON.stringify(events));
+  const result = importFile(file);
+  assertNoCrash(result);
+  return result;
+}
+
+test('import: a session of two pages (node ids restart at each load) is one tab with both', () => {
+  let refund;
+  const rows = () => [el('table', {}, [el('tbody', {}, [el('tr', {}, [
+    el('td', {}, [text('Blue Widget')]), el('td', {}, [refund = el('button', {}, [text('Refund')])])])])])];
+  const first = page('https://shop.test/orders?id=5', T0, rows);
+  const firstRefund = refund.id;
+  const second = page('https://shop.test/refunds', T0 + 5000, rows);
+  const events = [...first, ...click(firstRefund, T0 + 1000), ...second, ...click(refund.id, T0 + 6000),
+    { type: 5, data: { tag: 'refund.failed', payload: { text: 'Refund exceeds captured amount', level: 'error' } }, timestamp: T0 + 6500 }];
+  const result = importEvents('two-pages', events);
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /nav 2, click 2, .*unload 1, app 1/);
+  const lines = replayLines(result.recording);
+  assert.match(lines.join('\n'), /Refund exceeds captured amount/);
+  assert.deepEqual(lines.filter((line) => /navigate|click/.test(line)), [
+    '- HH:MM:SS click [button] "Refund"',
+    '- HH:MM:SS navigate /refunds "Orders"',
+    '- HH:MM:SS click [button] "Refund" → no visible response',
+    '- HH:MM:SS navigate /orders?id= "Orders"',
+  ]);
+});
+
+test('import: a button inside an open shadow root is named as live', () => {
+  let inner;
+  const events = page('https://shop.test/', T0, () => [el('order-card', {}, [
+    el('div', {}, [inner = el('button', { 'aria-label': 'Cancel order A-1009' }, [text('×')])], { isShadow: true }),
+  ], { isShadowHost: true })]);
+  const result = importEvents('shadow', [...events, ...click(inner.id, T0 + 1000)]);
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(replayLines(result.recording).filter((line) => line.includes('click')),
+    ['- HH:MM:SS click [button] "Cancel order A-1009" → no visible response']);
+});
