@@ -53,7 +53,7 @@ async function story(run, page, tab) {
   await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
   await run.until(tab, '"Order placed"');
   await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
-  await run.until(tab, 'closed [dialog] "Order placed"');
+  await run.until(tab, 'closed dialog "Order placed"');
   // The page settled after the last action (the modal's backdrop removed,
   // the body restored): rrweb has emitted those mutations too by then.
   await run.stable(tab);
