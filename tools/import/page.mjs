@@ -88,6 +88,14 @@ function installVisibility(window, cache) {
   };
   Element.prototype.getBoundingClientRect = function getBoundingClientRect() { return box(visible(this, false)); };
   Element.prototype.getClientRects = function getClientRects() { return visible(this, false) ? [box(true)] : []; };
+  // The sender reads a box's size from offsetWidth/offsetHeight where an
+  // element has them (jsdom's are always 0): the same 1x1 box.
+  for (const key of ['offsetWidth', 'offsetHeight']) {
+    Object.defineProperty(window.HTMLElement.prototype, key, {
+      configurable: true,
+      get() { return visible(this, false) ? 1 : 0; },
+    });
+  }
 }
 
 /** Makes the input events the sender listens to on `window` look like the
