@@ -60,8 +60,12 @@ describe('corpus: multi-page flow', { skip: skip || false }, () => {
 
     const json = await run.json(tab);
     assert.equal(json.events.length, 12, 'one history across five page loads');
-    assert.deepEqual(json.events[6].outcome, { kind: 'navigated', path: '/shop/orders/4411?error=' });
-    assert.deepEqual(json.events[10].outcome, { kind: 'navigated', path: '/shop/orders/4411' });
+    // A navigation outcome names the seq of the nav event it caused, later than the click's.
+    for (const [at, path] of [[6, '/shop/orders/4411?error='], [10, '/shop/orders/4411']]) {
+      const { seq, ...outcome } = json.events[at].outcome;
+      assert.deepEqual(outcome, { kind: 'navigated', path });
+      assert.ok(seq > json.events[at].seq, `event ${at}: navigation seq ${seq} after the click's ${json.events[at].seq}`);
+    }
     const unloads = run.events.events.filter((e) => e.event === 'event' && JSON.parse(e.data).tab === tab &&
       JSON.parse(e.data).kind === 'unload');
     assert.equal(unloads.length, 4, 'each page that went away said so');

@@ -211,15 +211,16 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
       if (performance.now() <= windowEnd) check(ms);
     },
     /** Whether a live region is a control's validation message (reported
-     *  here, not as an alert): it sits in the field of one control, or an
-     *  invalid control names it. */
+     *  here, not as an alert): it sits in the field of one control (within
+     *  what fieldOf() takes for the field: a page-wide message beside a
+     *  form of one field is no field's), or an invalid control names it. */
     owns(region) {
       let node = region;
       for (let level = 0; node && level <= FIELD_LEVELS_MAX; level++, node = node.parentElement) {
         if (node.localName === 'form' || node.localName === 'body') return false;
         if (node.id && root.querySelector(`[aria-describedby~="${CSS.escape(node.id)}"][aria-invalid="true"],[aria-errormessage~="${CSS.escape(node.id)}"]`)) return true;
         const inside = node.querySelectorAll(CONTROL_SELECTOR);
-        if (inside.length) return inside.length === 1;
+        if (inside.length) return inside.length === 1 && Boolean(fieldOf(inside[0])?.contains(region));
       }
       return false;
     },
