@@ -427,6 +427,21 @@ static void journal_failed(ut__recorder *r)
 
 static void arm_timer(ut__daemon *d, int64_t due_us);
 
+/* Counts an append's result, for a per-tab file and the journal alike. An
+ * event the recording format cannot hold (too large, invalid) is logged and
+ * counted, and true is returned: it was applied, only not recorded. */
+static bool counted(ut__daemon *d, const ut__rec_file *f, const ut_event *ev, ut_status st)
+{
+    if (st == UT_OK)
+        d->m.record_events++;
+    if (st != UT_ELIMIT && st != UT_EINVAL)
+        return false;
+    d->m.record_errors++;
+    ut__log(UT__LOG_WARN, "a %s event of tab '%.*s' cannot be recorded (%s); it was applied",
+            ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
+    return true;
+}
+
 static void journal_event(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
 {
     ut__recorder *r = &d->rec;
@@ -437,13 +452,7 @@ static void journal_event(ut__daemon *d, ut__rec_file *f, const ut_event *ev)
         journal_failed(r);
         return;
     }
-    if (st == UT_OK)
-        d->m.record_events++;
-    if (st == UT_ELIMIT || st == UT_EINVAL) {
-        d->m.record_errors++;
-        ut__log(UT__LOG_WARN, "a %s event of tab '%.*s' cannot be recorded (%s); it was applied",
-                ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
-    }
+    counted(d, f, ev, st);
     if (res == UT__JOURNAL_LOST)
         lost(r, f);
     arm_timer(d, ut__journal_deadline(d));
@@ -647,14 +656,8 @@ void ut__recorder_event(ut__daemon *d, const ut_event *ev)
     }
     ut_str frame = UT_STR_NULL;
     ut_status st = ut_rec_writer_append(f->writer, ev, &frame);
-    if (st == UT_OK)
-        d->m.record_events++;
-    if (st == UT_ELIMIT || st == UT_EINVAL) {
-        d->m.record_errors++;
-        ut__log(UT__LOG_WARN, "a %s event of tab '%.*s' cannot be recorded (%s); it was applied",
-                ut_kind_name(ev->kind), (int)f->tab_len, f->tab, ut_status_str(st));
+    if (counted(d, f, ev, st))
         st = UT_OK;
-    }
     /* Out of memory packing the event (it is not queued) or compressing
      * the frame it completed (it is): either way not on disk, and a copy
      * sent again must not be acked on the strength of this one. */
