@@ -243,6 +243,7 @@ static ut_status take_text(vctx *c, field f, bool required, size_t max_bytes, ut
 static ut_status uint_at(vctx *c, const char *name, const msgpack_object *o, uint64_t max,
                          uint64_t *out)
 {
+    *out = 0; /* defined on every path: callers read it only on UT_OK, which -O2 cannot see */
     ut_status st = need_type(c, name, o, MSGPACK_OBJECT_POSITIVE_INTEGER, "an unsigned integer");
     if (st != UT_OK)
         return st;

@@ -312,8 +312,8 @@ int itest_connect_unix(const char *path)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+    bool fits = snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path) < (int)sizeof sun.sun_path;
+    if (fd < 0 || !fits || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
         if (fd >= 0)
             close(fd);
         return -1;
