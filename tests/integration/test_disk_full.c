@@ -17,6 +17,7 @@
  * After each trial the files are read with the reader `uitrail replay`
  * uses: every event an ack covered must be there, and the connection must
  * have either had every ack or been closed (nothing hangs). */
+#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <msgpack.h>
@@ -67,6 +68,14 @@ typedef struct trial {
     size_t max_file;    /* the largest recording file of the trial */
     size_t files;
 } trial;
+
+/* `test_disk_full --journal`: the same table against --record-journal
+ * (protocol §5.1). The journal's segment does not start afresh with each
+ * trial, so the limit is set N bytes past the end of the segment the
+ * daemon has open (past 0 when a failed write closed it and the trial's
+ * first event opens a new one), and a trial reads the segments from that
+ * one on. */
+static bool journal_mode;
 
 static void tab_name(const trial *t, int tab, char *out, size_t cap)
 {
@@ -212,7 +221,9 @@ static void run_trial(trial *t, const itest_daemon *d, bool close_first)
     /* The close of a with an event pending: its file is flushed and
      * closed when the tab goes. */
     static const int close_a[] = {0, -1 - 0}, after[] = {2, 0, 2};
-    for (int round = 0; round < 4; round++) {
+    /* A journal trial writes all three tabs into one segment: two rounds
+     * cover its paths in half the bytes (and half the table). */
+    for (int round = 0; round < (journal_mode ? 2 : 4); round++) {
         pack_message(t, &out, a1, 1);
         if (!phase(t, fd, &up, &out))
             break;
@@ -263,10 +274,59 @@ static void on_damage(void *ud, const ut_rec_step *damage)
         fail_msg("trial %d: damage other than a torn tail", t->id);
 }
 
-static void read_trial_files(trial *t, const char *dir)
+/* The journal segment the daemon `pid` has open in `dir` (its path into
+ * `out`) and its size, read from /proc/PID/fd; "" and 0 when none is open
+ * (a failed write closed it: the next event opens a new one). */
+static size_t open_segment(pid_t pid, const char *dir, char *out, size_t cap)
+{
+    char fds[64], prefix[512];
+    snprintf(fds, sizeof fds, "/proc/%d/fd", (int)pid);
+    snprintf(prefix, sizeof prefix, "%s/journal-", dir);
+    out[0] = '\0';
+    DIR *d = opendir(fds);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char link[600], target[512];
+        snprintf(link, sizeof link, "%s/%s", fds, e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strncmp(target, prefix, strlen(prefix)) == 0)
+            snprintf(out, cap, "%s", target);
+    }
+    closedir(d);
+    struct stat st;
+    return out[0] && stat(out, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* The newest journal segment in `dir` into `out` ("" when none). */
+static void newest_segment(const char *dir, char *out, size_t cap)
 {
     char pattern[512];
-    snprintf(pattern, sizeof pattern, "%s/*-t%05d-?" UT_REC_FILE_SUFFIX, dir, t->id);
+    snprintf(pattern, sizeof pattern, "%s/journal-*" UT_REC_FILE_SUFFIX, dir);
+    glob_t g;
+    out[0] = '\0';
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return;
+    snprintf(out, cap, "%s", g.gl_pathv[g.gl_pathc - 1]);
+    globfree(&g);
+}
+
+/* Where a journal trial starts: the segment it starts in, or (no segment
+ * open) the newest one before it, which it does not read. */
+typedef struct trial_start {
+    char segment[512];
+    bool inclusive;
+} trial_start;
+
+static void read_trial_files(trial *t, const char *dir, const trial_start *from)
+{
+    char pattern[512];
+    if (journal_mode)
+        snprintf(pattern, sizeof pattern, "%s/journal-*" UT_REC_FILE_SUFFIX, dir);
+    else
+        snprintf(pattern, sizeof pattern, "%s/*-t%05d-?" UT_REC_FILE_SUFFIX, dir, t->id);
     glob_t g;
     int rc = glob(pattern, 0, NULL, &g);
     if (rc == GLOB_NOMATCH)
@@ -275,6 +335,9 @@ static void read_trial_files(trial *t, const char *dir)
     ut_rec_reader *reader;
     assert_int_equal(ut_rec_reader_new(&reader), UT_OK);
     for (size_t i = 0; i < g.gl_pathc; i++) {
+        int cmp = journal_mode ? strcmp(g.gl_pathv[i], from->segment) : 1;
+        if (cmp < 0 || (cmp == 0 && !from->inclusive))
+            continue; /* written before the trial */
         size_t len;
         char *data = itest_read_file(g.gl_pathv[i], &len);
         assert_non_null(data);
@@ -326,7 +389,8 @@ static void disk_full_table(bool close_first)
     itest_daemon d;
     assert_true(itest_start(&d, (const char *const[]){"--record", rec, "--record-frame-bytes", "256",
                                                       "--record-max-files", "2", "--record-frame-ms", "60000",
-                                                      "--log-level", "error", NULL}));
+                                                      "--log-level", "error",
+                                                      journal_mode ? "--record-journal" : NULL, NULL}));
     static trial t;
     int id = 0;
     /* The trial with room to spare says how far the table goes. */
@@ -335,19 +399,30 @@ static void disk_full_table(bool close_first)
     t.t0 = (double)time(NULL);
     run_trial(&t, &d, close_first);
     assert_false(t.closed);
-    read_trial_files(&t, rec);
+    read_trial_files(&t, rec, &(trial_start){.inclusive = true});
     check_trial(&t, -1);
     size_t full = t.max_file;
     assert_true(full > 1024);
     long long withheld_trials = 0;
     for (size_t limit = 0; limit <= full + PAST_FULL_BYTES; limit++) {
-        set_file_limit(d.pid, (rlim_t)limit);
+        /* The trial's writes start at the end of the segment open now, or
+         * at 0 in a new one. */
+        trial_start from = {.inclusive = true};
+        size_t at = 0;
+        if (journal_mode) {
+            at = open_segment(d.pid, rec, from.segment, sizeof from.segment);
+            if (!from.segment[0]) {
+                newest_segment(rec, from.segment, sizeof from.segment);
+                from.inclusive = false;
+            }
+        }
+        set_file_limit(d.pid, (rlim_t)(at + limit));
         memset(&t, 0, sizeof t);
         t.id = id++;
         t.t0 = (double)time(NULL);
         run_trial(&t, &d, close_first);
         set_file_limit(d.pid, RLIM_INFINITY);
-        read_trial_files(&t, rec);
+        read_trial_files(&t, rec, &from);
         check_trial(&t, (long long)limit);
         withheld_trials += t.closed;
     }
@@ -378,8 +453,16 @@ static void test_disk_full_every_offset_close(void **state)
     disk_full_table(true);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    journal_mode = argc == 2 && strcmp(argv[1], "--journal") == 0;
+    if (journal_mode) {
+        /* A journal has no --record-max-files rotation: one table. */
+        const struct CMUnitTest journal_tests[] = {
+            cmocka_unit_test(test_disk_full_every_offset_close),
+        };
+        return cmocka_run_group_tests(journal_tests, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disk_full_every_offset_rotation),
         cmocka_unit_test(test_disk_full_every_offset_close),
