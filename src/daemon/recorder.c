@@ -578,6 +578,8 @@ ut_status ut__recorder_start(ut__daemon *d, char *err, size_t errlen)
     }
     /* One compressor serves every file: the loop is single-threaded, and a
      * zstd context per open file would cost some 600 KiB each. */
+    if (d->settings.record_journal)
+        r->opts.zstd_level = UT_REC_ZSTD_LEVEL_JOURNAL;
     r->buckets = ut_calloc(REC_BUCKETS_INITIAL, sizeof *r->buckets);
     if (!r->buckets || ut_rec_compressor_new(r->opts.zstd_level, &r->opts.compressor) != UT_OK) {
         ut_free(r->buckets);
