@@ -124,6 +124,20 @@ export function hiddenByStyle(el) {
   return getComputedStyle(el).display !== 'contents';
 }
 
+/** True for an element only screen readers see (the "visually hidden"
+ *  pattern: a box of a pixel or less, or clipped away; a select's echo of
+ *  its chosen option in a live region of no size). The layout's size, as
+ *  in hasLayoutSize: a message growing from scale(0) is not hidden. An
+ *  element drawn only through its children (`display: contents`) has no
+ *  box and is not hidden either. */
+export function isVisuallyHidden(el) {
+  const box = typeof el.offsetWidth === 'number'
+    ? { width: el.offsetWidth, height: el.offsetHeight } : el.getBoundingClientRect();
+  const style = getComputedStyle(el);
+  if (box.width <= 1 || box.height <= 1) return style.display !== 'contents';
+  return style.clipPath === 'inset(50%)' || /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip);
+}
+
 /** True when el's box has a size in the layout. A transform is left
  *  out, as the accessibility tree leaves it out: a popup that grows from
  *  scale(0) as it opens is open from its first frame. */

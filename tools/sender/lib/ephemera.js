@@ -6,7 +6,7 @@
 
 import {
   LIMITS, clean, closestComposed, composedParent, flatContains, hasLayoutSize, hiddenByStyle, isIgnored, isShown, isVisible,
-  textOf,
+  isVisuallyHidden, textOf,
 } from './dom.js';
 import { DIALOG_SELECTOR, LIVE_REGION_SELECTOR } from './observation.js';
 import { accessibleName, isClippedAway, isSensitiveField, roleOf, snapshotText } from './naming.js';
@@ -97,15 +97,6 @@ function levelOf(region) {
     return levelFromClass(host.className);
   }
   return '';
-}
-
-/** True for a region only screen readers see (the "visually hidden"
- *  pattern: a box of a pixel or less, or clipped away). */
-function isVisuallyHidden(region) {
-  const box = region.getBoundingClientRect();
-  if (box.width <= 1 || box.height <= 1) return true;
-  const style = getComputedStyle(region);
-  return style.clipPath === 'inset(50%)' || /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip);
 }
 
 /** True when an element the same flush changed, outside the region and

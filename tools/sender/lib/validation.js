@@ -20,7 +20,7 @@
 // name. A message is page text (the daemon redacts and escapes it) and
 // never the typed value: a value quoted in it is replaced.
 
-import { LIMITS, clean, cut, isIgnored, isVisible, nowMs, textOf } from './dom.js';
+import { LIMITS, clean, cut, isIgnored, isVisible, isVisuallyHidden, nowMs, textOf } from './dom.js';
 import { accessibleName, actionRoleOf, isSensitive } from './naming.js';
 
 const CONTROL_SELECTOR = [
@@ -79,7 +79,9 @@ function referenced(control, name) {
 function textsAround(control) {
   const found = new Map();
   const take = (el) => {
-    if (found.has(el) || isIgnored(el) || !isVisible(el)) return;
+    // Text only screen readers get (a select's live echo of the option
+    // just chosen) is no message the user saw.
+    if (found.has(el) || isIgnored(el) || !isVisible(el) || isVisuallyHidden(el)) return;
     for (const kept of found.keys()) if (kept.contains(el)) return;
     const text = textOf(el, LIMITS.INVALID_TEXT_MAX_CHARS, true);
     if (text) found.set(el, { text, announced: el.closest(ANNOUNCING) !== null });
