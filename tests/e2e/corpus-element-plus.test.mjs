@@ -29,7 +29,7 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     return { tab, ...opened };
   }
 
-  test('test_corpus_element_plus_mouse_story', { todo: 'finding 10: the closed dialog\'s snapshot keeps the validation message leaving with it (Partner · Enter a credit limit)' }, async () => {
+  test('test_corpus_element_plus_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
     await run.act(tab, () => page.locator('.el-table__row', { hasText: 'C-103' }).getByRole('button', { name: 'Edit' }).click());
     await run.until(tab, '"Edit Carla Diaz"');

@@ -125,16 +125,16 @@ export function hiddenByStyle(el) {
 }
 
 /** True for an element only screen readers see (the "visually hidden"
- *  pattern: a box of a pixel or less, or clipped away; a select's echo of
- *  its chosen option in a live region of no size). The layout's size, as
- *  in hasLayoutSize: a message growing from scale(0) is not hidden. An
- *  element drawn only through its children (`display: contents`) has no
- *  box and is not hidden either. */
-export function isVisuallyHidden(el) {
+ *  pattern: a box of `sizeMax` pixels or less, a pixel by default, or
+ *  clipped away; a select's echo of its chosen option in a live region of
+ *  no size). The layout's size, as in hasLayoutSize: a message growing
+ *  from scale(0) is not hidden. An element drawn only through its
+ *  children (`display: contents`) has no box and is not hidden either. */
+export function isVisuallyHidden(el, sizeMax = 1) {
   const box = typeof el.offsetWidth === 'number'
     ? { width: el.offsetWidth, height: el.offsetHeight } : el.getBoundingClientRect();
   const style = getComputedStyle(el);
-  if (box.width <= 1 || box.height <= 1) return style.display !== 'contents';
+  if (box.width <= sizeMax || box.height <= sizeMax) return style.display !== 'contents';
   return style.clipPath === 'inset(50%)' || /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip);
 }
 

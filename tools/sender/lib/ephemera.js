@@ -53,11 +53,35 @@ function surfaceOf(el) {
   return el;
 }
 
+/** The parts of a popup on their way out on their own (a validation
+ *  message fading out as its field became valid, while the dialog closes
+ *  on Save): elements inside it with a running, single animation or
+ *  transition that ends fully transparent. The popup fading as a whole as
+ *  it closes is not one: its own animation, or its ancestors', is left
+ *  out, and a part that holds everything leaves the snapshot empty, which
+ *  a closing dialog does not take (reportDialogs). */
+function leavingParts(surface) {
+  const parts = new Set();
+  if (typeof surface.getAnimations !== 'function') return parts;
+  for (const animation of surface.getAnimations({ subtree: true })) {
+    const effect = animation.effect;
+    const target = effect && effect.target;
+    if (!target || target === surface || effect.pseudoElement || animation.playState !== 'running') continue;
+    if (effect.getComputedTiming().iterations !== 1) continue;
+    const frames = effect.getKeyframes();
+    if (frames.length && String(frames[frames.length - 1].opacity) === '0') parts.add(target);
+  }
+  return parts;
+}
+
 /** What a popup shows: the text of its surface, without the listbox kept
- *  for screen readers when the surface is around it. */
+ *  for screen readers when the surface is around it, and without what is
+ *  leaving it (leavingParts). */
 function popupSnapshot(el, name) {
   const surface = surfaceOf(el);
-  return surface === el ? snapshotText(el, name) : snapshotText(surface, name, el);
+  const skip = leavingParts(surface);
+  if (surface !== el) skip.add(el);
+  return snapshotText(surface, name, skip);
 }
 
 function dialogRoleOf(el) {

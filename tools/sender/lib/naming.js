@@ -523,9 +523,10 @@ export function choiceValueOf(control) {
  * controls as "Label: choice", joined with " · " and cut at the protocol's
  * maximum. Reads the composed tree (shadow roots, slotted content). Leaves
  * out the dialog's own name, buttons, text fields' values, sensitive
- * subtrees and `skip` (a list kept for screen readers beside the one drawn).
+ * subtrees and the elements in the set `skip` (a list kept for screen
+ * readers beside the one drawn, parts on their way out).
  */
-export function snapshotText(container, dialogName, skip = null) {
+export function snapshotText(container, dialogName, skip = new Set()) {
   const max = LIMITS.DIALOG_TEXT_MAX_CHARS;
   const segments = [];
   let length = 0;
@@ -543,7 +544,7 @@ export function snapshotText(container, dialogName, skip = null) {
   };
   const visit = (child) => {
     if (child.nodeType === 3) { current.push(child.data); return; }
-    if (child.nodeType !== 1 || child === skip) return;
+    if (child.nodeType !== 1 || skip.has(child)) return;
     const tag = child.localName;
     if (hiddenByMarkup(child) || child.hasAttribute('data-sensitive') || isIgnoredElement(child)) return;
     if (tag === 'button' || child.getAttribute('role') === 'button') return;

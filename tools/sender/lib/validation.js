@@ -80,8 +80,10 @@ function textsAround(control) {
   const found = new Map();
   const take = (el) => {
     // Text only screen readers get (a select's live echo of the option
-    // just chosen) is no message the user saw.
-    if (found.has(el) || isIgnored(el) || !isVisible(el) || isVisuallyHidden(el)) return;
+    // just chosen, in a box of no size) is no message the user saw. A box
+    // of one pixel is not taken for hidden here: a recording replayed
+    // without a layout (uitrail import) gives every element that box.
+    if (found.has(el) || isIgnored(el) || !isVisible(el) || isVisuallyHidden(el, 0)) return;
     for (const kept of found.keys()) if (kept.contains(el)) return;
     const text = textOf(el, LIMITS.INVALID_TEXT_MAX_CHARS, true);
     if (text) found.set(el, { text, announced: el.closest(ANNOUNCING) !== null });
