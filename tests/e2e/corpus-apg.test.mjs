@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
-import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
+import { SENTINELS, assertJsonLinks, pastDebounce, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_apg_needs_chromium_and_uitraild', { skip }, () => {});
@@ -57,6 +57,7 @@ const PATTERNS = [
         await page.keyboard.type('ala');
         await run.act(tab, () => page.getByRole('option', { name: 'Alaska' }).click());
         await run.act(tab, () => page.locator('#cb1-button').click());
+        await pastDebounce(run, tab, page);
         await run.act(tab, () => page.locator('#cb1-button').click());
       },
       lines: [
@@ -252,6 +253,7 @@ const PATTERNS = [
       async drive(run, tab, page) {
         await tabTo(page, 'button[aria-controls="faq2_desc"]');
         await run.act(tab, () => page.keyboard.press('Enter'));
+        await pastDebounce(run, tab, page);
         await run.act(tab, () => page.keyboard.press('Space'));
       },
       lines: [

@@ -23,6 +23,21 @@ export async function tabTo(page, selector, maxPresses = 80) {
   throw new Error(`Tab never reached ${selector}`);
 }
 
+// The daemon's --debounce-ms default (OPTIONS.md): clicks on one element
+// within it make one entry, by design (a double click is one action).
+const DEBOUNCE_MS = 300;
+
+/** Lets the page's clock pass the daemon's debounce after the newest click
+ *  the daemon holds, as a user who reads what a click opened before
+ *  clicking the same element again does: a story's second click on one
+ *  element is then an action of its own, however fast the test runs.
+ *  Waits on the click's own time, as the daemon has it. */
+export async function pastDebounce(run, tab, page) {
+  const click = (await run.json(tab)).events.find((event) => event.kind === 'click');
+  assert.ok(click, 'a click to wait past');
+  await page.waitForFunction((ms) => performance.timeOrigin + performance.now() > ms, click.ms + DEBOUNCE_MS);
+}
+
 /**
  * The JSON trace's links: every event has a `seq` (newest first, so
  * decreasing), every user action its `actor`, and an action's outcome the
