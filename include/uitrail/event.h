@@ -194,6 +194,10 @@ typedef struct ut_event {
     bool has_net;    /* the sender counts requests (the record had `net`) */
     uint32_t dropped;
     bool loaded; /* the document finished loading with nothing pending */
+    /* The user typed into a text field at this time (the first keystroke
+     * since their last action): what the page does from now on answers
+     * the typing, not the click before it (protocol: mutation `input`). */
+    bool input;
 } ut_event;
 
 /* Text helpers of the core, used by every producer of events. */

@@ -136,6 +136,12 @@ void ut__action_forget_click(ut__action *a)
     a->click = false;
 }
 
+void ut__action_typed(ut__action *a, int64_t at)
+{
+    if (!a->late && a->click && at >= a->click_last_us)
+        a->click = false;
+}
+
 /* Whether `s` points into the text of `en` (for the assertions). */
 static inline bool points_into(const ut__entry *en, ut_str s)
 {

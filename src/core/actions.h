@@ -9,7 +9,10 @@
  * the former may still replace. Anything visible within UT_DEAD_CLICK_MS
  * answers it; if nothing did and the tab reports mutations, the click is
  * settled as "no response" once UT_DEAD_CLICK_MS has passed. A
- * newer click ends the wait for the older one without a verdict. A click
+ * newer click ends the wait for the older one without a verdict, and so
+ * does the user typing into a text field after it (mutation `input`): a
+ * search box clicked, then typed into, filters its list in answer to the
+ * typing, not to the click. A click
  * whose page went away (an unload that answered it) waits for the next
  * page's navigation instead, up to UT_UNLOAD_OUTCOME_WINDOW_MS.
  *
@@ -107,6 +110,11 @@ void ut__action_awaited(ut__action *a, int64_t at, int64_t last_us);
 void ut__action_unload(ut__action *a, ut__ring *r, int64_t at, int64_t last_us);
 /* The next page arrived (a navigation): true when it follows an unload. */
 bool ut__action_page_arrived(ut__action *a);
+/* The user typed into a text field at `at`: what the page does from then
+ * on answers the typing, so the awaiting click, when at or before `at`,
+ * stops waiting, without a verdict (it took the focus the user typed
+ * into). A late one changes nothing: what followed it was applied. */
+void ut__action_typed(ut__action *a, int64_t at);
 /* The ring was cleared: no click awaits an outcome. */
 void ut__action_forget_click(ut__action *a);
 

@@ -490,6 +490,9 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
         if (t->page_load_us)
             ut_stab_page_load(t->stab, t->page_load_us, on_stab_mark, &ms);
     }
+    /* The user typed: from now on the page answers the typing. */
+    if (ev->input)
+        ut__action_typed(&t->action, now);
     ut_event at = *ev;
     at.time_us = now;
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);

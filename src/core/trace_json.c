@@ -560,6 +560,8 @@ static void event_json_mutation(ut_buf *out, const ut_event *ev)
         json_u64(out, "dropped", ev->dropped);
     if (ev->loaded)
         ut_buf_append_cstr(out, ",\"loaded\":true");
+    if (ev->input)
+        ut_buf_append_cstr(out, ",\"input\":true");
 }
 
 static void event_json_app(ut_buf *out, const ut_event *ev)

@@ -247,7 +247,7 @@ static size_t record_fields(const ut_event *ev, bool with_rt)
     case UT_KIND_ALERT: return n + 2 + (ev->level != UT_LEVEL_NONE);
     case UT_KIND_INVALID: return n + 1;
     case UT_KIND_DIALOG: return n + 5;
-    case UT_KIND_MUTATION: return n + 3 + ev->has_net + (ev->dropped != 0) + ev->loaded;
+    case UT_KIND_MUTATION: return n + 3 + ev->has_net + (ev->dropped != 0) + ev->loaded + ev->input;
     case UT_KIND_CLOSE:
     case UT_KIND__COUNT: break;
     }
@@ -320,6 +320,8 @@ static int pack_record(ut_buf *pk, const ut_event *ev, bool with_rt)
             rc |= pack_uint_field(pk, "dropped", ev->dropped);
         if (ev->loaded)
             rc |= pack_bool_field(pk, "loaded", true);
+        if (ev->input)
+            rc |= pack_bool_field(pk, "input", true);
         break;
     case UT_KIND_UNLOAD:
         rc |= pack_bool_field(pk, "persisted", ev->persisted);

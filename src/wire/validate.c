@@ -93,19 +93,19 @@ bool ut__wire_time_us(const msgpack_object *t, int64_t *out_us)
 typedef enum field {
     F_TAB, F_SEQ, F_RT, F_URL, F_TITLE, F_HOW, F_TZ, F_ROLE, F_NAME, F_EL, F_CTX, F_STATE,
     F_SENS, F_VALUE, F_LEN, F_CHECKED, F_TEXT, F_LEVEL, F_DOM, F_RECS, F_BUSY, F_DROPPED,
-    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET, F_ACTOR, F_FIELDS,
+    F_TRUSTED, F_SORT, F_PERSISTED, F_DATA, F_LOADED, F_NET, F_ACTOR, F_FIELDS, F_INPUT,
     F__COUNT
 } field;
 
 static const char *const field_names[F__COUNT] = {
     "tab", "seq", "rt", "url", "title", "how", "tz", "role", "name", "el", "ctx", "state",
     "sens", "value", "len", "checked", "text", "level", "dom", "recs", "busy", "dropped",
-    "trusted", "sort", "persisted", "data", "loaded", "net", "actor", "fields",
+    "trusted", "sort", "persisted", "data", "loaded", "net", "actor", "fields", "input",
 };
 /* Their lengths, so that a key is told from a name by its length and first
  * byte before any memcmp (ut__record_validator_init checks the table). */
 static const uint8_t field_lens[F__COUNT] = {
-    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3, 5, 6,
+    3, 3, 2, 3, 5, 3, 2, 4, 4, 2, 3, 5, 4, 5, 3, 7, 4, 5, 3, 4, 4, 7, 7, 4, 9, 4, 6, 3, 5, 6, 5,
 };
 
 /* The fields by their first letter (field + 1; 0 ends a list), so that a
@@ -120,6 +120,7 @@ static const uint8_t fields_by_letter[26][6] = {
     BY('e') = {F_EL + 1},
     BY('f') = {F_FIELDS + 1},
     BY('h') = {F_HOW + 1},
+    BY('i') = {F_INPUT + 1},
     BY('l') = {F_LEN + 1, F_LEVEL + 1, F_LOADED + 1},
     BY('n') = {F_NAME + 1, F_NET + 1},
     BY('p') = {F_PERSISTED + 1},
@@ -257,7 +258,7 @@ static ut_status uint_at(vctx *c, const char *name, const msgpack_object *o, uin
 static ut_status take_u32(vctx *c, field f, bool required, bool *present, uint32_t *out)
 {
     const msgpack_object *o;
-    uint64_t u;
+    uint64_t u = 0; /* set when st is UT_OK; zeroed for -O3's maybe-uninitialized */
     ut_status st = get_field(c, f, required, &o);
     if (present)
         *present = o != NULL;
@@ -356,7 +357,7 @@ static ut_status validate_common(vctx *c)
         ev->has_seq = true;
     }
     if ((o = c->fields[F_RT]) != NULL) {
-        uint64_t rt;
+        uint64_t rt = 0;
         if ((st = uint_at(c, "rt", o, INT64_MAX, &rt)) != UT_OK)
             return st;
         ev->rt_us = (int64_t)rt;
@@ -724,7 +725,7 @@ static ut_status validate_mutation(vctx *c)
 {
     ut_event *ev = c->ev;
     const msgpack_object *o;
-    uint64_t u;
+    uint64_t u = 0;
     ut_status st = get_field(c, F_DOM, true, &o);
     if (st != UT_OK)
         return st;
@@ -741,6 +742,7 @@ static ut_status validate_mutation(vctx *c)
         (st = take_u32(c, F_NET, false, &ev->has_net, &ev->net)) != UT_OK ||
         (st = take_u32(c, F_DROPPED, false, NULL, &ev->dropped)) != UT_OK ||
         (st = take_bool(c, F_LOADED, NULL, &ev->loaded)) != UT_OK ||
+        (st = take_bool(c, F_INPUT, NULL, &ev->input)) != UT_OK ||
         (st = get_field(c, F_RECS, true, &o)) != UT_OK ||
         (st = need_type(c, "recs", o, MSGPACK_OBJECT_ARRAY, "an array")) != UT_OK)
         return st;

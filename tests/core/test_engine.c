@@ -809,6 +809,48 @@ static void test_engine_page_changed_outcome(void **state)
     ut_engine_free(e);
 }
 
+/* A search box clicked, then typed into: the list the typing filters is
+ * the typing's answer (issue 20 item 12). The sender's `input` record at
+ * the first keystroke ends the click's wait: neither the filtering nor a
+ * suggestions list opening after it is the click's outcome, and the click
+ * is no dead click. What came before the keystroke still answers it. */
+static void test_engine_typing_ends_click_wait(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event m = ev_mutation_big("t", AT(0));
+    apply_ok(e, &m);
+    ut_event ev = ev_click("t", AT(5000), "searchbox", "Filter orders", "q");
+    apply_ok(e, &ev);
+    ut_event typed = {.kind = UT_KIND_MUTATION, .time_us = AT(5200), .tab = ut_str_cstr("t"),
+                      .dom_elements = 500, .dom_depth = 8, .input = true};
+    apply_ok(e, &typed);
+    m.time_us = AT(5250);
+    apply_ok(e, &m);
+    ut_event open = ev_dialog("t", AT(5300), UT_DIALOG_OPEN, "Suggestions", "sugg", "");
+    apply_ok(e, &open);
+    ut_engine_advance(e, AT(60000));
+    assert_line(e, "t", 1, "click searchbox \"Filter orders\"");
+
+    /* Without the keystroke the same filtering would be the click's. */
+    ev = ev_click("t", AT(70000), "searchbox", "Filter orders", "q");
+    apply_ok(e, &ev);
+    m.time_us = AT(70250);
+    apply_ok(e, &m);
+    assert_line(e, "t", 0, "click searchbox \"Filter orders\" \xE2\x86\x92 page changed");
+
+    /* What the page did between the click and the keystroke answers the
+     * click; a keystroke after it changes nothing. */
+    ev = ev_click("t", AT(80000), "combobox", "Country", "c");
+    apply_ok(e, &ev);
+    open = ev_dialog("t", AT(80100), UT_DIALOG_OPEN, "Countries", "list", "");
+    apply_ok(e, &open);
+    typed.time_us = AT(80200);
+    apply_ok(e, &typed);
+    assert_line(e, "t", 0, "click combobox \"Country\" \xE2\x86\x92 opened dialog \"Countries\"");
+    ut_engine_free(e);
+}
+
 /* A leaf whose text changes (a ticking clock not yet learned as
  * background) after a click shows the page is alive, so the click is not
  * dead, but it is no response to name as the click's outcome. */
@@ -1468,6 +1510,7 @@ int main(void)
         cmocka_unit_test(test_engine_invalid_outcome),
         cmocka_unit_test(test_engine_invalid_outcome_bounded),
         cmocka_unit_test(test_engine_page_changed_outcome),
+        cmocka_unit_test(test_engine_typing_ends_click_wait),
         cmocka_unit_test(test_engine_leaf_text_is_no_outcome),
         cmocka_unit_test(test_engine_dead_click),
         cmocka_unit_test(test_engine_stateful_click_is_answered),

@@ -76,4 +76,34 @@ describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () =>
     await run.assertNoPii(tab);
     await page.close();
   });
+  // Issue 20 item 12: a click on a search box, then typing that filters the
+  // grid. The filtering answers the typing, not the click: the click has no
+  // outcome of its own (the field took the focus).
+  test('test_corpus_aggrid_search_click_then_typing', async () => {
+    const tab = uniqueTab('aggrid-search');
+    const { page, consoleLines } = await run.open('/corpus/orders-aggrid.html', tab);
+    await page.waitForSelector('[row-id="4411"] [col-id="customer"]');
+    await run.until(tab, 'navigate /corpus/orders-aggrid.html');
+    await run.stable(tab);
+
+    await page.click('#quick-filter');
+    // A person types: the grid filters at each key, the first one well
+    // within the click's outcome window.
+    await page.keyboard.type('ann', { delay: 60 });
+    await page.waitForFunction(() => !document.querySelector('[row-id="4412"]'));
+    await page.keyboard.press('Tab');
+    await run.until(tab, 'typed 3 chars');
+    await run.stable(tab);
+
+    assert.deepEqual(await run.lines(tab), [
+      '- HH:MM:SS typed 3 chars into searchbox "Filter orders"',
+      '- HH:MM:SS click searchbox "Filter orders" (region: Orders)',
+      '- HH:MM:SS navigate /corpus/orders-aggrid.html "Orders · Acme Admin"',
+    ], consoleLines.join('\n'));
+    const json = await run.json(tab);
+    const click = json.events.find((event) => event.kind === 'click');
+    assert.equal(click.outcome, null, `the click's outcome: ${JSON.stringify(click.outcome)}`);
+    await run.assertNoPii(tab);
+    await page.close();
+  });
 });

@@ -152,6 +152,10 @@ def record_seeds():
                                                           "loaded": True})
     s["loaded-not-bool"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
                                                                    "recs": [], "loaded": 1})
+    s["input"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0, "recs": [],
+                                                         "input": True})
+    s["input-not-bool"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,
+                                                                  "recs": [], "input": "yes"})
     s["net"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0, "recs": [],
                                                        "net": 2})
     s["net-negative"] = bytes([KINDS.index("mutation")]) + pack({"tab": "t", "dom": [40, 6], "busy": 0,

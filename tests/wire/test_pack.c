@@ -59,6 +59,8 @@ static void sample_events(ut_event ev[], size_t *n)
                          .dom_depth = 6, .recs = NULL, .nrecs = 0, .loaded = true, .has_net = true};
     ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 8, .tab = S("t1"), .dom_elements = 40,
                          .dom_depth = 6, .recs = NULL, .nrecs = 0, .has_net = true, .net = 3};
+    ev[k++] = (ut_event){.kind = UT_KIND_MUTATION, .time_us = t + 8, .tab = S("t1"), .dom_elements = 40,
+                         .dom_depth = 6, .recs = NULL, .nrecs = 0, .input = true};
     ut_event invalid = {.kind = UT_KIND_INVALID, .time_us = t + 9, .tab = S("t1"), .nfields = 2};
     invalid.fields[0] = (ut_invalid_field){S("spinbutton"), S("Amount"), S("Enter an amount")};
     invalid.fields[1] = (ut_invalid_field){S("checkbox"), S(""), S("You must accept the terms")};

@@ -44,6 +44,11 @@ static const wt_record_case good_records[] = {
      "dom=12/4 busy=0 dropped=0 recs=0 loaded"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"loaded\":false}",
      "dom=12/4 busy=0 dropped=0 recs=0"},
+    /* input: the user typed at this time; false is the same as absent. */
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"input\":true}",
+     "dom=12/4 busy=0 dropped=0 recs=0 input"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"input\":false,\"loaded\":true}",
+     "dom=12/4 busy=0 dropped=0 recs=0 loaded"},
     /* net: the requests in flight; absent is "not counted", 0 is "none". */
     {"mutation", "{\"tab\":\"t\",\"dom\":[12,4],\"recs\":[],\"busy\":0,\"net\":3}",
      "dom=12/4 busy=0 dropped=0 recs=0 net=3"},
@@ -132,6 +137,10 @@ static const wt_record_case bad_records[] = {
      "reject bad_value: uitrail.mutation: field \"net\" is 4294967296, over the maximum of 4294967295"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"loaded\":1}",
      "reject wrong_type: uitrail.mutation: field \"loaded\" must be a boolean, not an integer"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"input\":\"yes\"}",
+     "reject wrong_type: uitrail.mutation: field \"input\" must be a boolean, not a string"},
+    {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[],\"input\":null}",
+     "reject wrong_type: uitrail.mutation: field \"input\" must be a boolean, not nil"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[\"a\",0,1,1,1]]}",
      "reject wrong_type: uitrail.mutation: field \"recs[0]\" must be [el, kind, depth, subtree, nodes, bytes]"},
     {"mutation", "{\"tab\":\"t\",\"dom\":[1,2],\"busy\":0,\"recs\":[[\"a\",0,1,1,1,1],[\"b\",3,1,1,1,1]]}",

@@ -74,6 +74,8 @@ void wt_describe_event(const ut_event *ev, ut_buf *out)
             ut_buf_printf(out, " net=%" PRIu32, ev->net);
         if (ev->loaded)
             ut_buf_append_cstr(out, " loaded");
+        if (ev->input)
+            ut_buf_append_cstr(out, " input");
         for (uint32_t i = 0; i < ev->nrecs; i++) {
             const ut_mut_rec *r = &ev->recs[i];
             put_str(out, "rec", r->el);

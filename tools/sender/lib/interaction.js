@@ -35,6 +35,14 @@ const SELECT_ONLY_INPUT = 'input[role="combobox"][readonly]';
 // behind it wait for it.
 const PRESS_MAX_MS = 2000;
 const TEXT_ROLES = new Set(['textbox', 'searchbox', 'spinbutton', 'slider']);
+// Inputs whose `input` event is no typing: a choice, a slider, a picker.
+const UNTYPED_INPUTS = new Set(['checkbox', 'radio', 'range', 'color', 'file', 'button', 'submit', 'reset', 'image', 'hidden']);
+
+/** True for an element the user types text into. */
+function isTextEntry(el) {
+  if (el.localName === 'textarea' || el.isContentEditable) return true;
+  return el.localName === 'input' && !UNTYPED_INPUTS.has(el.type);
+}
 
 /** The column header a sort control inside it acts on, when the header
  *  has a name of its own; else the control itself (a header whose only
@@ -78,9 +86,12 @@ function keyActivated(focus) {
  *  - transport: enqueue/complete/cancel;
  *  - beforeAction(ms): called when an action starts, with its event time:
  *    flushes the mutations the page made before that time, so they come
- *    before it (and only those: a change made after it is its answer).
+ *    before it (and only those: a change made after it is its answer);
+ *  - onTyping(ms): the user's first keystroke in a text field since their
+ *    last action, at its event time: what the page does from then on
+ *    answers the typing (a list the search box filters), not that action.
  */
-export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeAction }) {
+export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, measure, transport, beforeAction, onTyping }) {
   let clicksAwaitingState = [];
   let clickStateTimer = 0;
   // A click on a check box or radio button fires its change event in the
@@ -100,6 +111,11 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   // widget then writes into the field (a combobox completing "sup" to
   // "Support") is the widget's, not typed: `len` counts the user's.
   const typedLength = new WeakMap();
+  // Whether the user typed since their last action (onTyping was called),
+  // and the key pressed in this task, whose time is the keystroke's: the
+  // page may answer its keydown before the `input` event comes.
+  let typing = false;
+  let keyPressed = null;
 
   const fillClickStates = () => {
     clickStateTimer = 0;
@@ -179,6 +195,7 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     if (!el) return null;
     const ms = eventMs(event);
     beforeAction(ms);
+    typing = false;
     const record = describe(el, event);
     if (!record) return null;
     if (record.name) lastAction = { name: record.name };
@@ -247,6 +264,11 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   };
 
   const onKeyDown = (event) => {
+    if (event.isTrusted) {
+      const pressed = { el: event.composedPath()[0], ms: eventMs(event) };
+      keyPressed = pressed;
+      setTimeout(() => { if (keyPressed === pressed) keyPressed = null; }, 0);
+    }
     if (!event.isTrusted || event.repeat || (event.key !== 'Enter' && event.key !== ' ')) return;
     const doc = event.target && event.target.ownerDocument ? event.target.ownerDocument : document;
     const focus = deepActiveElement(doc);
@@ -328,8 +350,12 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
   const onTyped = (event) => {
     // The field itself, inside a shadow root too (event.target is its host).
     const el = event.composedPath()[0];
-    if (!event.isTrusted || !el || el.nodeType !== 1 || typeof el.value !== 'string') return;
-    typedLength.set(el, codePointLength(el.value));
+    if (!event.isTrusted || !el || el.nodeType !== 1) return;
+    if (typeof el.value === 'string') typedLength.set(el, codePointLength(el.value));
+    if (!typing && isTextEntry(el) && actionTarget(event, false) !== null) {
+      typing = true;
+      onTyping(keyPressed && keyPressed.el === el ? keyPressed.ms : eventMs(event));
+    }
   };
 
   const handlers = {

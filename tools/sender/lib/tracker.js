@@ -119,6 +119,13 @@ function startTracker(options) {
         validation.beginAction();
         ephemera.noteAction();
       },
+      // The user typed: the mutations before the keystroke are flushed,
+      // then a record with no changes says so (protocol: mutation
+      // `input`); the daemon's click awaiting an outcome stops waiting.
+      onTyping: (ms) => {
+        observation.flushNow(ms);
+        transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], ...activity.state(), input: true }, ms);
+      },
     });
   }
 
