@@ -86,4 +86,20 @@ describe('corpus: Downshift', { skip: skip || false }, () => {
   test('test_corpus_downshift_no_personal_data', async () => {
     for (const tab of Object.values(tabs)) await run.assertNoPii(tab, SENTINELS);
   });
+
+  // Issue 20 item 12: the user typed 3 characters and picked a suggestion
+  // (Downshift then writes "Support" into the input): `typed` counts the
+  // user's keys, not the 7 characters of the name the widget wrote.
+  test('test_corpus_downshift_typed_counts_the_users_keys', async () => {
+    const { tab, page } = await openPage('typed');
+    await run.act(tab, () => page.getByRole('combobox').click());
+    await page.keyboard.type('sup');
+    await run.act(tab, () => page.getByRole('option', { name: 'Support' }).click());
+    await page.waitForFunction(() => document.querySelector('input[role="combobox"]').value === 'Support');
+    await page.keyboard.press('Tab');
+    await run.until(tab, 'typed 3 chars into combobox "Assign to team"');
+    const changes = (await run.json(tab)).events.filter((event) => event.kind === 'change');
+    assert.deepEqual(changes.map((change) => [change.role, change.name, change.len]), [['combobox', 'Assign to team', 3]]);
+    await run.assertNoPii(tab, SENTINELS);
+  });
 });
