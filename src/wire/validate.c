@@ -258,7 +258,7 @@ static ut_status uint_at(vctx *c, const char *name, const msgpack_object *o, uin
 static ut_status take_u32(vctx *c, field f, bool required, bool *present, uint32_t *out)
 {
     const msgpack_object *o;
-    uint64_t u = 0; /* set when st is UT_OK; zeroed for -O3's maybe-uninitialized */
+    uint64_t u;
     ut_status st = get_field(c, f, required, &o);
     if (present)
         *present = o != NULL;
@@ -357,7 +357,7 @@ static ut_status validate_common(vctx *c)
         ev->has_seq = true;
     }
     if ((o = c->fields[F_RT]) != NULL) {
-        uint64_t rt = 0;
+        uint64_t rt;
         if ((st = uint_at(c, "rt", o, INT64_MAX, &rt)) != UT_OK)
             return st;
         ev->rt_us = (int64_t)rt;
@@ -725,7 +725,7 @@ static ut_status validate_mutation(vctx *c)
 {
     ut_event *ev = c->ev;
     const msgpack_object *o;
-    uint64_t u = 0;
+    uint64_t u;
     ut_status st = get_field(c, F_DOM, true, &o);
     if (st != UT_OK)
         return st;
