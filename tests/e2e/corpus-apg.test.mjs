@@ -97,7 +97,6 @@ const PATTERNS = [
       ],
     },
     keyboard: {
-      todo: 'no line for arrow keys that move a selection (decided: a keyboard activation is Enter or Space; selection that follows focus is not recorded)',
       async drive(run, tab, page) {
         await tabTo(page, '#ss_elem_list');
         await run.act(tab, () => page.keyboard.press('ArrowDown'));
@@ -229,7 +228,6 @@ const PATTERNS = [
       ],
     },
     keyboard: {
-      todo: 'no line for arrow keys that move a selection (decided: a keyboard activation is Enter or Space; selection that follows focus is not recorded)',
       async drive(run, tab, page) {
         await tabTo(page, '[role="tab"][aria-selected="true"]');
         await run.act(tab, () => page.keyboard.press('ArrowRight'));

@@ -52,6 +52,18 @@ function headerOrSelf(el) {
   return header && accessibleName(header, 'columnheader') ? header : el;
 }
 
+// Keys that move a selection that follows focus, and where: a tablist, or
+// a listbox the focus is in (a popup listbox a combobox drives keeps the
+// focus in the combobox and is not one).
+const SELECTION_KEYS = new Set(['ArrowDown', 'ArrowUp', 'ArrowLeft', 'ArrowRight', 'Home', 'End']);
+const SELECTION_CONTAINER = '[role="tablist"],[role="listbox"]:not([aria-multiselectable="true"])';
+
+/** The selected tab or option of a tablist or listbox, or null. */
+function selectedIn(container) {
+  const role = container.getAttribute('role') === 'tablist' ? 'tab' : 'option';
+  return container.querySelector(`[role="${role}"][aria-selected="true"]`);
+}
+
 /** The focused element, inside open shadow roots. */
 function deepActiveElement(doc) {
   let el = doc.activeElement;
@@ -263,15 +275,48 @@ export function createInteraction({ tab, root, rowContext, keyOf, knownSecrets, 
     }, 0);
   };
 
+  /** A key that moves the selection of a tablist or listbox the focus is
+   *  in (selection that follows focus: an automatic tablist showing the
+   *  next panel, a listbox choosing the next option) chose what it
+   *  selected, as a click on it would. Its record takes its place at the
+   *  key, before what the page does in answer; once the page's handlers
+   *  ran it is about the newly selected element, or taken back when the
+   *  selection did not move (focus moved alone, or no element is
+   *  selected). */
+  const keyMovingSelection = (event, focus) => {
+    const container = closestComposed(focus, SELECTION_CONTAINER);
+    if (!container || !actionTarget(event, false)) return;
+    const before = selectedIn(container);
+    endGesture();
+    const entry = begin(event, focus);
+    gesture = { kind: 'key', el: focus, entry: null, done: true, doneAt: performance.now() };
+    if (!entry) return;
+    setTimeout(() => {
+      const chosen = selectedIn(container);
+      const record = chosen && chosen !== before && !isIgnored(chosen) ? describe(chosen, event) : null;
+      if (!record) { transport.cancel(entry); return; }
+      for (const key of Object.keys(entry.record)) if (key !== 'seq') delete entry.record[key];
+      Object.assign(entry.record, record);
+      if (record.name) lastAction = { name: record.name };
+      entry.pressState = undefined;
+      settle(entry, chosen);
+    }, 0);
+  };
+
   const onKeyDown = (event) => {
     if (event.isTrusted) {
       const pressed = { el: event.composedPath()[0], ms: eventMs(event) };
       keyPressed = pressed;
       setTimeout(() => { if (keyPressed === pressed) keyPressed = null; }, 0);
     }
-    if (!event.isTrusted || event.repeat || (event.key !== 'Enter' && event.key !== ' ')) return;
+    if (!event.isTrusted || event.repeat) return;
     const doc = event.target && event.target.ownerDocument ? event.target.ownerDocument : document;
     const focus = deepActiveElement(doc);
+    if (SELECTION_KEYS.has(event.key)) {
+      if (focus && focus.nodeType === 1 && !isIgnored(focus)) keyMovingSelection(event, focus);
+      return;
+    }
+    if (event.key !== 'Enter' && event.key !== ' ') return;
     if (focus && focus.nodeType === 1 && focus.matches(KEY_CLICKED) && isActionable(focus) &&
         !isIgnored(focus) && actionTarget(event, false)) {
       keyOnClickable(event, focus);
