@@ -151,6 +151,11 @@
 #define UT_TUNE_SETTLE_WINDOW_MS 2000            /* a true settle without a stable mark this soon after it is missed */
 #define UT_TUNE_SVG_STEP_MS 20                   /* the plotted intensity is sampled this often... */
 #define UT_TUNE_SVG_SAMPLES_MAX 20000            /* ...unless that makes more samples: then evenly over the session */
+#define UT_IMPORT_JOBS_MAX 256                   /* `uitrail import -j` */
+#define UT_IMPORT_SHARDS_MAX 1000000             /* N of `uitrail import --shard I/N` */
+/* Windows of one PostHog file imported, one recording each (the importer,
+ * tools/import/rrweb.mjs WINDOWS_MAX, counts the rest as skipped). */
+#define UT_IMPORT_WINDOWS_MAX 64
 
 /* ---- `uitrail mcp`: the MCP server on stdio (tools/uitrail/mcp*.c) ---- */
 #define UT_MCP_MESSAGE_MAX_BYTES (1u << 20)      /* one JSON-RPC line from the client; longer is a parse error */

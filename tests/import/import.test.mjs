@@ -123,8 +123,10 @@ test('import: usage errors say what is wrong', () => {
   const cases = [
     [['import', 'x.json'], /missing --out DIR/],
     [['import', '--out', work], /missing FILE/],
-    [['import', '--format', 'posthog', '--out', work, 'x'], /posthog: not supported yet/],
-    [['import', '--format', 'har', '--out', work, 'x'], /--format 'har': use auto or rrweb/],
+    [['import', '--format', 'har', '--out', work, 'x'], /--format 'har': use auto, rrweb or posthog/],
+    [['import', '-j', '0', '--out', work, 'x'], /-j '0': use a number from 1 to/],
+    [['import', '--shard', '3/3', '--out', work, 'x'], /--shard '3\/3': use I\/N/],
+    [['import', '--shard', '1', '--out', work, 'x'], /--shard '1': use I\/N/],
   ];
   for (const [args, message] of cases) {
     const result = run(args);
@@ -259,4 +261,106 @@ test('import: the masked recording keeps the story\'s facts', () => {
   assert.match(text, /opened dialog "Order placed"/);
   assert.match(text, /closed dialog "Order placed": Order A-1009 for \$65\.00 is confirmed/);
   assert.match(text, /typed 24 chars into textbox "E-mail for the receipt"/);
+});
+
+// ---- PostHog (issue 26): its exports and blobs, built from the rrweb
+// fixture by posthog-shapes.mjs since PostHog cannot run here ----
+
+import * as posthog from './posthog-shapes.mjs';
+
+/** Imports every file of `dir` in one run; returns {status, stdout,
+ *  stderr, recordings: {file name: [recording paths]}}. */
+function importDir(dir, extra = []) {
+  const out = mkdtempSync(join(work, 'out-'));
+  const result = run(['import', '-j', '2', '--out', out, ...extra, dir]);
+  assertNoCrash(result);
+  const recordings = {};
+  for (const match of result.stdout.matchAll(/^.*\/([^/\s]+)(?: \[window \d+ of \d+\])? -> (\S+):/gm)) {
+    (recordings[match[1]] ||= []).push(match[2]);
+  }
+  return { ...result, recordings };
+}
+
+test('import: PostHog\'s exports and JSON-lines blobs (compressed fields, gzip) of the story replay as its rrweb import', () => {
+  const dir = mkdtempSync(join(work, 'posthog-'));
+  const windows = { '0190a8e2-window': posthog.readRrweb(join(FIXTURES, 'checkout-bootstrap.rrweb.json.gz')) };
+  writeFileSync(join(dir, 'story.export.json'), posthog.exportV2(windows));
+  writeFileSync(join(dir, 'story.blob.jsonl.gz'), gzipSync(posthog.jsonLines(windows)));
+  assert.match(posthog.jsonLines(windows), /"cv":"2024-10"/, 'the blob has compressed fields');
+  const result = importDir(dir);
+  assert.equal(result.status, 0, result.stderr);
+  const expected = replayLines(importFixture('checkout-bootstrap').recording);
+  for (const name of ['story.export.json', 'story.blob.jsonl.gz']) {
+    assert.equal(result.recordings[name]?.length, 1, `${name}: one recording\n${result.stdout}`);
+    assert.deepEqual(replayLines(result.recordings[name][0]), expected, name);
+  }
+  assert.match(run(['info', result.recordings['story.blob.jsonl.gz'][0]]).stdout, /imported from: posthog \(story\.blob\.jsonl\.gz\); it lacks: isTrusted/);
+  const wrong = run(['import', '--format', 'rrweb', '--out', work, join(dir, 'story.export.json')]);
+  assert.equal(wrong.status, 1);
+  assert.match(wrong.stderr, /not an rrweb recording .*reads as posthog/);
+});
+
+test('import: a PostHog session of two windows gives a recording each; $url_changed navigates; PostHog\'s own events are not the page\'s', () => {
+  let refund;
+  const rows = () => [el('table', {}, [el('tbody', {}, [el('tr', {}, [
+    el('td', {}, [text('Blue Widget')]), el('td', {}, [refund = el('button', {}, [text('Refund')])])])])])];
+  const first = [...page('https://shop.test/orders', T0, rows), ...click(refund.id, T0 + 1000)];
+  let heading;
+  const second = [...page('https://shop.test/app', T0 + 200, () => [heading = el('h1', {}, [text('Home')])]),
+    { type: 5, data: { tag: '$posthog_config', payload: { sessionRecording: { endpoint: '/s/' } } }, timestamp: T0 + 300 },
+    { type: 5, data: { tag: 'sessionIdle', payload: { reason: 'user inactive' } }, timestamp: T0 + 350 },
+    { type: 5, data: { tag: '$url_changed', payload: { href: 'https://shop.test/app/settings' } }, timestamp: T0 + 1500 },
+    { type: 3, data: { source: 0, texts: [{ id: heading.childNodes[0].id, value: 'Settings' }], attributes: [], removes: [], adds: [] }, timestamp: T0 + 1510 }];
+  const dir = mkdtempSync(join(work, 'windows-'));
+  // The same session in the older shapes (uncompressed) gives the same.
+  writeFileSync(join(dir, 'two-windows.jsonl'), posthog.jsonLines({ 'window-a': first, 'window-b': second }));
+  writeFileSync(join(dir, 'two-windows-v1.json'), posthog.exportV1({ 'window-a': first, 'window-b': second }));
+  writeFileSync(join(dir, 'two-windows-v1.jsonl'), posthog.jsonLinesV1({ 'window-a': first, 'window-b': second }));
+  const result = importDir(dir);
+  assert.equal(result.status, 0, result.stderr);
+  for (const name of ['two-windows-v1.json', 'two-windows-v1.jsonl']) {
+    assert.deepEqual(result.recordings[name].map(replayLines), result.recordings['two-windows.jsonl'].map(replayLines), name);
+  }
+  const [a, b] = result.recordings['two-windows.jsonl'] ?? [];
+  assert.ok(a && b, result.stdout);
+  assert.match(result.stdout, /two-windows\.jsonl \[window 1 of 2\] -> .*\n.*two-windows\.jsonl \[window 2 of 2\] -> /);
+  assert.match(replayLines(a).join('\n'), /click button "Refund"/);
+  const lines = replayLines(b).join('\n');
+  assert.match(lines, /navigate \(in-app\) \/app\/settings "Orders"/);
+  assert.doesNotMatch(lines, /posthog|sessionIdle|Refund/);
+  assert.match(result.stderr, /PostHog's own custom event \(no trace record\)/);
+});
+
+test('import: hostile PostHog files give what could be read and exit 1, never a crash', () => {
+  const events = storyEvents();
+  const windows = { w: events };
+  const blob = posthog.jsonLines(windows);
+  const exported = posthog.exportV2(windows);
+  const head = blob.split('\n').slice(0, 4).join('\n');
+  const bomb = gzipSync(Buffer.concat([Buffer.from('"'), Buffer.alloc(70 * 1024 * 1024, ' '), Buffer.from('"')]), { level: 9 }).toString('latin1');
+  const line = (event) => JSON.stringify(['w', event]);
+  const after = events[3].timestamp;
+  const cases = {
+    // Cut among the last events, past the full snapshot.
+    'truncated.jsonl': [blob.slice(0, blob.length - 300), /truncated: line \d+ ends without its end/],
+    'truncated-export.json': [exported.slice(0, exported.length - 2000), /truncated: the data ends inside the document/],
+    'wrong-types.jsonl': [`${head}\n5\n["w"]\n{"window_id":1,"data":[]}\n`, /neither \[window_id, event\] nor \{window_id, data\}/],
+    'unknown-cv.jsonl': [`${head}\n${line({ type: 3, cv: '2031-01', data: { source: 0, adds: 'x' }, timestamp: after + 1 })}\n`, /unknown version \(cv 2031-01\)/],
+    'not-gzip.jsonl': [`${head}\n${line({ type: 3, cv: '2024-10', data: { source: 0, adds: 'not gzip', removes: [], texts: [], attributes: [] }, timestamp: after + 1 })}\n`, /compressed field that does not inflate to JSON/],
+    'field-bomb.jsonl': [`${head}\n${line({ type: 2, cv: '2024-10', data: bomb, timestamp: after + 1 })}\n`, /compressed field that inflates past \d+ bytes/],
+    'deep-export.json': [`{"data":{"snapshots":[${'['.repeat(5000)}${']'.repeat(5000)}]}}`, /nested deeper than/],
+  };
+  const dir = mkdtempSync(join(work, 'hostile-posthog-'));
+  for (const [name, [content]] of Object.entries(cases)) writeFileSync(join(dir, name), content);
+  const result = importDir(dir);
+  assert.equal(result.status, 1, result.stderr);
+  for (const [name, [, message]] of Object.entries(cases)) {
+    const said = result.stderr.split('\n').filter((l) => l.includes(`/${name}`)).join('\n');
+    assert.match(said, message, `${name}:\n${said}`);
+    assert.match(said, /damaged/, name);
+  }
+  for (const name of ['truncated.jsonl', 'truncated-export.json', 'wrong-types.jsonl', 'field-bomb.jsonl']) {
+    assert.equal(result.recordings[name]?.length, 1, `${name}: what could be read is written`);
+    assert.equal(run(['replay', result.recordings[name][0]]).status, 0, name);
+  }
 });

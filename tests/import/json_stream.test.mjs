@@ -63,3 +63,80 @@ test('json stream: a recording cut at every offset reads its whole events and sa
     assert.deepEqual(got.values, events.slice(0, got.values.length), `cut at ${cut}`);
   }
 });
+
+// ---- The path scanner (PostHog's export) and the JSON-lines splitter ----
+
+import { jsonLines, jsonValuesAt } from '../../tools/import/json-path-stream.mjs';
+
+const SNAPSHOTS = (path) => (path.length === 3 && path[0] === 'data' && path[1] === 'snapshots') ||
+  (path.length === 1 && path[0] === 'version');
+
+async function collect(generator, text, chunkBytes, options) {
+  const bytes = Buffer.from(text, 'utf8');
+  const chunks = [];
+  for (let i = 0; i < bytes.length; i += chunkBytes) chunks.push(bytes.subarray(i, i + chunkBytes));
+  const values = [];
+  let error = null;
+  for await (const element of generator(chunks, options)) {
+    if (element.error) { error = element.error; break; }
+    values.push('path' in element ? [element.path.join('.'), element.value] : element.value);
+  }
+  return { values, error };
+}
+
+const PATH_CASES = [
+  ['an export', '{"version":"2023-04-28","data":{"id":"s","person":{"p":["]","}{"]},"snapshots":[{"a":1},{"b":"}"}]}}',
+    [['version', '2023-04-28'], ['data.snapshots.0', { a: 1 }], ['data.snapshots.1', { b: '}' }]], null],
+  ['keys with escapes and spaces', ' { "da\\u0074a" : { "snapshots" : [ 7 , "x" ] } , "version" : 2 } ',
+    [['data.snapshots.0', 7], ['data.snapshots.1', 'x'], ['version', 2]], null],
+  ['nothing chosen', '{"other":[1,2,{"snapshots":[1]}]}', [], null],
+  ['empty containers', '{"data":{"snapshots":[]},"e":{}}', [], null],
+  ['truncated inside a chosen value', '{"data":{"snapshots":[{"a":1},{"b":', [['data.snapshots.0', { a: 1 }]], /truncated/],
+  ['truncated outside', '{"data":{"snapshots":[{"a":1}]', [['data.snapshots.0', { a: 1 }]], /truncated/],
+  ['empty input', '', [], /truncated/],
+  ['bad chosen value', '{"data":{"snapshots":[{"a":tru}]}}', [], /not valid JSON/],
+  ['a trailing comma', '{"data":{"snapshots":[1,]}}', [['data.snapshots.0', 1]], /not valid JSON|a value was expected/],
+  ['a missing colon', '{"data" {"snapshots":[1]}}', [], /expected ':'/],
+  ['data after the document', '{"version":1} {', [['version', 1]], /after the end/],
+  ['nesting over the limit', '{"a":[[[[[1]]]]]}', [], /nested deeper than 4/],
+  ['chosen nesting over the limit', '{"data":{"snapshots":[[[1]]]}}', [], /nested deeper than 4/],
+  ['chosen value over the size limit', `{"data":{"snapshots":["${'x'.repeat(100)}"]}}`, [], /larger than 64 bytes/],
+];
+
+for (const [name, input, values, error] of PATH_CASES) {
+  test(`json path stream: ${name}`, async () => {
+    for (const chunkBytes of [1 << 20, 1, 3]) {
+      const got = await collect(jsonValuesAt, input, chunkBytes, { ...LIMITS, select: SNAPSHOTS });
+      assert.deepEqual(got.values, values, `chunks of ${chunkBytes}`);
+      if (error) assert.match(String(got.error), error, `chunks of ${chunkBytes}`);
+      else assert.equal(got.error, null, `chunks of ${chunkBytes}`);
+    }
+  });
+}
+
+const LINE_CASES = [
+  ['lines', '["w",{"a":1}]\n\n["w",2]\n', [['w', { a: 1 }], ['w', 2]], null],
+  ['no last newline', '[1]\n[2]', [[1], [2]], null],
+  ['a bad line', '[1]\n[2,\n[3]\n', [[1]], /line 2: not valid JSON/],
+  ['truncated last line', '[1]\n["w",{"a"', [[1]], /truncated/],
+  ['a line over the size limit', `[1]\n"${'x'.repeat(100)}"\n`, [[1]], /longer than 64 bytes/],
+];
+
+for (const [name, input, values, error] of LINE_CASES) {
+  test(`json lines: ${name}`, async () => {
+    for (const chunkBytes of [1 << 20, 1, 3]) {
+      const got = await collect(jsonLines, input, chunkBytes, LIMITS);
+      assert.deepEqual(got.values, values, `chunks of ${chunkBytes}`);
+      if (error) assert.match(String(got.error), error, `chunks of ${chunkBytes}`);
+      else assert.equal(got.error, null, `chunks of ${chunkBytes}`);
+    }
+  });
+}
+
+test('json path stream: an export cut at every offset reads its whole events and says it was cut', async () => {
+  const text = JSON.stringify({ version: '2023-04-28', data: { id: 'x', snapshots: [{ type: 4, s: '],"' }, { type: 3 }] } });
+  for (let cut = 0; cut < text.length; cut++) {
+    const got = await collect(jsonValuesAt, text.slice(0, cut), 5, { maxElementBytes: 1000, maxDepth: 10, select: SNAPSHOTS });
+    assert.ok(got.error, `cut at ${cut}: no error`);
+  }
+});

@@ -1,11 +1,18 @@
 // uitrail's rrweb importer (run by `uitrail import`, which owns the
-// recording format): reads one rrweb recording (a JSON array of
-// {type, data, timestamp}, rrweb 1.x or 2.x, plain or gzip) one event at a
-// time, rebuilds each page's DOM in jsdom, runs the real sender over it
-// (page.mjs) on the recording's time, and writes the sender's Forward
-// entries to stdout. A summary goes to stderr.
+// recording format): reads one recording, rrweb's (a JSON array of
+// {type, data, timestamp}, rrweb 1.x or 2.x) or PostHog's (posthog.mjs:
+// its export JSON or its JSON-lines blobs, one window of it), plain or
+// gzip, one event at a time; rebuilds each page's DOM in jsdom, runs the
+// real sender over it (page.mjs) on the recording's time, and writes the
+// sender's Forward entries to stdout. A summary goes to stderr.
 //
-//   node --experimental-vm-modules --no-warnings tools/import/rrweb.mjs --tab TAB FILE
+//   node --experimental-vm-modules --no-warnings tools/import/rrweb.mjs
+//        [--format auto|rrweb|posthog] [--window K] --tab TAB FILE
+//   node ... tools/import/rrweb.mjs [--format F] --list FILE
+//
+// --list prints `FORMAT WINDOWS` (rrweb or posthog, and how many windows
+// the file holds: one recording each) and imports nothing; --window K
+// imports the K-th window (0-based, in order of first appearance).
 //
 // Exit status: 0 read to the end; 1 damaged (what could be read was
 // written); 2 usage. The semantics (roles, names, row context, click
@@ -16,8 +23,8 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
 import { openInput } from './input.mjs';
-import { jsonArrayElements } from './json-array-stream.mjs';
 import { createPage } from './page.mjs';
+import { decompress, detectFormat, isSdkTag, peek, windowEvents } from './posthog.mjs';
 import { createRebuild } from './rebuild.mjs';
 import { createClock, drainJobs } from './virtual-time.mjs';
 
@@ -26,6 +33,9 @@ import { createClock, drainJobs } from './virtual-time.mjs';
 export const EVENT_MAX_BYTES = 64 * 1024 * 1024;
 export const JSON_DEPTH_MAX = 1100;
 export const TREE_DEPTH_MAX = 500;
+// Windows of one PostHog file imported (each is a recording); the events
+// of windows past this are counted as skipped.
+export const WINDOWS_MAX = 64;
 // After the last event the virtual clock runs on this long, so that what
 // the sender had pending (a flush, a click's state, a title) goes out.
 const END_SETTLE_MS = 5000;
@@ -42,7 +52,7 @@ const MOUSE = { MOUSE_UP: 0, MOUSE_DOWN: 1, CLICK: 2, FOCUS: 5, BLUR: 6, TOUCH_S
 // Skips that mean the file contradicts itself (an event of the wrong
 // shape, a node id that points nowhere, a tree too deep): the import goes
 // on, and the file counts as damaged (exit status 1).
-const DAMAGE_RE = /points nowhere|not an object|without a numeric type|bad tag name|nested deeper|could not apply|before the first full snapshot|without a document node/;
+const DAMAGE_RE = /points nowhere|damaged|does not inflate|inflates past|unknown version|not an object|without a numeric type|bad tag name|nested deeper|could not apply|before the first full snapshot|without a document node/;
 
 function createCounter() {
   const counts = new Map();
@@ -125,6 +135,38 @@ function createSession({ tab, out, skipped }) {
     page.start({ tab });
   };
 
+  // PostHog's `$url_changed` (and `$pageview`): the page's URL changed in
+  // place (history.pushState), which rrweb does not record. The URL moves
+  // in the rebuilt page the same way; the sender, as in a browser without
+  // the Navigation API, reports it at its next flush.
+  const urlChanged = (href) => {
+    const { location, history } = page.window;
+    let next;
+    try {
+      next = new URL(href, location.href);
+    } catch {
+      skipped.add('URL change to an address that does not parse');
+      return;
+    }
+    if (next.href === location.href) return;
+    if (next.origin !== location.origin) { skipped.add('URL change to another origin without a full snapshot'); return; }
+    history.pushState(null, '', next.href);
+  };
+
+  const custom = (data) => {
+    const payload = data.payload && typeof data.payload === 'object' ? data.payload : {};
+    if ((data.tag === '$url_changed' || data.tag === '$pageview') && typeof payload.href === 'string') {
+      urlChanged(payload.href);
+      return;
+    }
+    if (isSdkTag(data.tag)) { skipped.add('PostHog\'s own custom event (no trace record)'); return; }
+    try {
+      page.tracker.emit(String(data.tag), payload);
+    } catch {
+      skipped.add('custom event the sender refuses as a host event');
+    }
+  };
+
   const mouse = (data) => {
     const el = rebuild.node(data.id);
     if (!el || el.nodeType !== 1) { skipped.add('mouse interaction on a node id that points nowhere'); return; }
@@ -201,13 +243,8 @@ function createSession({ tab, out, skipped }) {
       }
       if (!page) { skipped.add(`${EVENT_TYPE[event.type] || 'unknown'} event before the first full snapshot`); return; }
       if (event.type === 3) incremental(data);
-      else if (event.type === 5) {
-        try {
-          page.tracker.emit(String(data.tag), data.payload && typeof data.payload === 'object' ? data.payload : {});
-        } catch {
-          skipped.add('custom event the sender refuses as a host event');
-        }
-      } else skipped.add(`${EVENT_TYPE[event.type] || `type ${event.type}`} event (no trace record)`);
+      else if (event.type === 5) custom(data);
+      else skipped.add(`${EVENT_TYPE[event.type] || `type ${event.type}`} event (no trace record)`);
       await drainJobs();
     },
     async finish() {
@@ -223,13 +260,59 @@ function createSession({ tab, out, skipped }) {
   };
 }
 
-async function main() {
-  const { values, positionals } = parseArgs({ options: { tab: { type: 'string' } }, allowPositionals: true });
-  if (positionals.length !== 1 || !values.tab) {
-    process.stderr.write('usage: rrweb.mjs --tab TAB FILE\n');
+const USAGE = 'usage: rrweb.mjs [--format auto|rrweb|posthog] [--window K] --tab TAB FILE\n' +
+  '       rrweb.mjs [--format auto|rrweb|posthog] --list FILE\n';
+
+function parseOptions() {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: { tab: { type: 'string' }, format: { type: 'string', default: 'auto' }, window: { type: 'string', default: '0' }, list: { type: 'boolean' } },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    process.stderr.write(`${error.message}\n${USAGE}`);
     process.exit(2);
   }
-  const [file] = positionals;
+  const { values, positionals } = parsed;
+  const window = Number(values.window);
+  if (positionals.length !== 1 || (!values.tab && !values.list) || !['auto', 'rrweb', 'posthog'].includes(values.format) ||
+      !Number.isInteger(window) || window < 0 || window >= WINDOWS_MAX) {
+    process.stderr.write(USAGE);
+    process.exit(2);
+  }
+  return { tab: values.tab, format: values.format, window, list: Boolean(values.list), file: positionals[0] };
+}
+
+/** Opens the file and tells its shape; exits 1 when it cannot be read or
+ *  is not the format asked for. Returns {input, chunks, shape, format}. */
+async function openRecording(options) {
+  const fail = (message) => {
+    process.stderr.write(`uitrail import: ${options.file}: ${message}\n`);
+    process.exit(1);
+  };
+  let input;
+  try {
+    input = await openInput(options.file);
+  } catch (error) {
+    fail(error.message);
+  }
+  const { head, chunks } = await peek(input.chunks);
+  let shape = detectFormat(head);
+  if (!shape && input.error()) fail(`damaged: ${input.error()}`);
+  // A file that is none of the shapes is read as the format asked for (or
+  // rrweb), so that its damage is said where it is.
+  if (!shape) shape = options.format === 'posthog' ? 'posthog-export' : 'rrweb';
+  const format = shape === 'rrweb' ? 'rrweb' : 'posthog';
+  if (options.format !== 'auto' && options.format !== format) {
+    fail(`not a${options.format === 'rrweb' ? 'n rrweb recording (a JSON array of events)' : ' PostHog export or JSON-lines blob'}: it reads as ${format} (use --format auto)`);
+  }
+  return { input, chunks, shape, format };
+}
+
+async function main() {
+  const options = parseOptions();
+  const { input, chunks, shape, format } = await openRecording(options);
   const pendingOut = [];
   const flushOut = async () => {
     for (const bytes of pendingOut.splice(0)) {
@@ -238,22 +321,26 @@ async function main() {
   };
   const skipped = createCounter();
   const read = createCounter();
-  const session = createSession({ tab: values.tab, out: (bytes) => pendingOut.push(Buffer.from(bytes)), skipped });
+  const session = options.list ? null : createSession({ tab: options.tab, out: (bytes) => pendingOut.push(Buffer.from(bytes)), skipped });
+  const windows = new Map(); // window id -> index, in order of first appearance
   let damage = null;
-  let input;
-  try {
-    input = await openInput(file);
-  } catch (error) {
-    process.stderr.write(`uitrail import: ${file}: ${error.message}\n`);
-    process.exit(1);
-  }
   let events = 0;
-  for await (const element of jsonArrayElements(input.chunks, { maxElementBytes: EVENT_MAX_BYTES, maxDepth: JSON_DEPTH_MAX })) {
+  for await (const element of windowEvents(chunks, shape, { maxElementBytes: EVENT_MAX_BYTES, maxDepth: JSON_DEPTH_MAX })) {
     if (element.error) { damage = element.error; break; }
+    if (element.skip) { skipped.add(element.skip); continue; }
+    let index = windows.get(element.window);
+    if (index === undefined) {
+      index = windows.size;
+      if (index < WINDOWS_MAX) windows.set(element.window, index);
+    }
+    if (index >= WINDOWS_MAX) { skipped.add(`event of a window past the first ${WINDOWS_MAX}`); continue; }
+    if (options.list || index !== options.window) continue;
     events++;
-    read.add(EVENT_TYPE[element.value && element.value.type] || 'other');
+    const { event, skip } = decompress(element.value, EVENT_MAX_BYTES);
+    if (skip) { skipped.add(skip); continue; }
+    read.add(EVENT_TYPE[event && event.type] || 'other');
     try {
-      await session.apply(element.value);
+      await session.apply(event);
     } catch (error) {
       // Hostile or unforeseen data must not end the import: the event is
       // counted, the rest goes on.
@@ -262,13 +349,19 @@ async function main() {
     await flushOut();
   }
   if (input.error()) damage = input.error();
-  await session.finish();
-  await flushOut();
-  process.stderr.write(`uitrail import: ${file}: ${events} rrweb events read (${read.text()}); skipped: ${skipped.text()}\n`);
-  if (damage) process.stderr.write(`uitrail import: ${file}: damaged: ${damage}; what came before was imported\n`);
-  else if (skipped.damaged) {
+  const name = `${options.file}${format === 'posthog' && !options.list ? ` [window ${options.window + 1}]` : ''}`;
+  if (options.list) {
+    process.stdout.write(`${format} ${Math.max(windows.size, 1)}\n`);
+  } else {
+    await session.finish();
+    await flushOut();
+    process.stderr.write(`uitrail import: ${name}: ${events} ${format === 'posthog' ? 'PostHog' : 'rrweb'} events read (${read.text()}); skipped: ${skipped.text()}\n`);
+  }
+  // A list is followed by the import of each window, which says the damage.
+  if (damage && !options.list) process.stderr.write(`uitrail import: ${name}: damaged: ${damage}; what came before was imported\n`);
+  else if (skipped.damaged && !damage) {
     damage = 'events that contradict the recording were skipped (listed above)';
-    process.stderr.write(`uitrail import: ${file}: damaged: ${damage}\n`);
+    if (!options.list) process.stderr.write(`uitrail import: ${name}: damaged: ${damage}\n`);
   }
   // jsdom leaves handles of its own (a closed window's timers) that would keep
   // Node up for seconds; stdout is a pipe, written synchronously on Linux.

@@ -19,7 +19,7 @@ typedef struct ut_cli_import_rec {
     /* Set by the caller before ut_cli_import_rec_run. */
     const char *out_dir;      /* where the recording goes */
     const char *input_path;   /* the input, for the meta and messages */
-    ut_str from;              /* "rrweb" */
+    ut_str from;              /* "rrweb" or "posthog" */
     const char *const *gaps;  /* what the format lacks (meta `import.gaps`) */
     size_t n_gaps;
     bool keep_tz;             /* --tz was given: nav records keep their tz */
@@ -37,5 +37,23 @@ typedef struct ut_cli_import_rec {
  * its recordings). Returns UT_OK; UT_EIO when the stream was damaged or
  * the recording could not be written (said on stderr); UT_ENOMEM. */
 ut_status ut_cli_import_rec_run(ut_cli_import_rec *r, FILE *in);
+
+/* The inputs of one run (import_inputs.c). */
+typedef struct ut_cli_import_inputs {
+    char **paths;
+    size_t n, cap;
+} ut_cli_import_inputs;
+
+/* A stable hash of the name of `path` (not its directory): it names an
+ * input's tab and picks its shard, the same on every machine. */
+uint64_t ut_cli_import_name_hash(const char *path);
+
+/* Appends each of `args`, a FILE as it is, a DIR as its regular files in
+ * name order, and keeps those whose name hash is `shard` modulo `nshards`
+ * (every one when nshards is 1). A DIR that cannot be read is said on
+ * stderr and gives UT_ENOENT after the rest was collected; UT_ENOMEM. */
+ut_status ut_cli_import_inputs_collect(ut_cli_import_inputs *in, char **args, int nargs, uint32_t shard,
+                                       uint32_t nshards);
+void ut_cli_import_inputs_free(ut_cli_import_inputs *in);
 
 #endif
