@@ -23,7 +23,6 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
 import { openInput } from './input.mjs';
-import { createPage } from './page.mjs';
 import { decompress, detectFormat, isSdkTag, peek, windowEvents } from './posthog.mjs';
 import { createRebuild } from './rebuild.mjs';
 import { createClock, drainJobs } from './virtual-time.mjs';
@@ -260,6 +259,8 @@ function createSession({ tab, out, skipped }) {
   };
 }
 
+let createPage = null; // page.mjs's, loaded by main() when it imports
+
 const USAGE = 'usage: rrweb.mjs [--format auto|rrweb|posthog] [--window K] --tab TAB FILE\n' +
   '       rrweb.mjs [--format auto|rrweb|posthog] --list FILE\n';
 
@@ -321,6 +322,13 @@ async function main() {
   };
   const skipped = createCounter();
   const read = createCounter();
+  if (options.list && format === 'rrweb') {
+    // An rrweb file is one window: nothing to read.
+    process.stdout.write('rrweb 1\n');
+    process.exit(0);
+  }
+  // jsdom (page.mjs) is loaded only for an import: a list is quick.
+  if (!options.list) ({ createPage } = await import('./page.mjs'));
   const session = options.list ? null : createSession({ tab: options.tab, out: (bytes) => pendingOut.push(Buffer.from(bytes)), skipped });
   const windows = new Map(); // window id -> index, in order of first appearance
   let damage = null;
