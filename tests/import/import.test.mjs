@@ -364,3 +364,69 @@ test('import: hostile PostHog files give what could be read and exit 1, never a 
     assert.equal(run(['replay', result.recordings[name][0]]).status, 0, name);
   }
 });
+
+// ---- Many inputs (issue 26): --shard I/N splits them so that N runs,
+// here in turn and under GNU parallel, write what one run writes ----
+
+/** A few small sessions in a directory of their own. */
+function shardInputs() {
+  const dir = mkdtempSync(join(work, 'shard-in-'));
+  for (let i = 0; i < 5; i++) {
+    let button;
+    const events = page(`https://shop.test/orders/${i}`, T0 + i * 10000, () => [el('main', {}, [
+      el('h1', {}, [text(`Order ${i}`)]), button = el('button', {}, [text(`Cancel order ${i}`)])])]);
+    writeFileSync(join(dir, `session-${i}.json`), JSON.stringify([...events, ...click(button.id, T0 + i * 10000 + 1000)]));
+  }
+  return dir;
+}
+
+/** Every recording of `dirs`, by name: its bytes. */
+function recordingsOf(dirs) {
+  const found = {};
+  for (const dir of dirs) {
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.uitrail'))) {
+      assert.equal(found[name], undefined, `${name} written by two shards`);
+      found[name] = readFileSync(join(dir, name)).toString('base64');
+    }
+  }
+  return found;
+}
+
+const SHARDS = 3;
+let shardSetup = null;
+function shardBaseline() {
+  if (!shardSetup) {
+    const inputs = shardInputs();
+    const out = mkdtempSync(join(work, 'shard-one-'));
+    const one = run(['import', '-j', '2', '--out', out, inputs]);
+    assert.equal(one.status, 0, one.stderr);
+    shardSetup = { inputs, expected: recordingsOf([out]) };
+    assert.equal(Object.keys(shardSetup.expected).length, 5);
+  }
+  return shardSetup;
+}
+
+test('import: --shard I/N runs in turn write, together, exactly what one run writes', () => {
+  const { inputs, expected } = shardBaseline();
+  const outs = [];
+  for (let i = 0; i < SHARDS; i++) {
+    const out = mkdtempSync(join(work, `shard-${i}-`));
+    const result = run(['import', '--shard', `${i}/${SHARDS}`, '--out', out, inputs]);
+    assert.equal(result.status, 0, result.stderr);
+    outs.push(out);
+  }
+  assert.deepEqual(recordingsOf(outs), expected);
+  assert.ok(outs.filter((out) => readdirSync(out).length > 0).length > 1, 'the inputs are spread over shards');
+});
+
+const hasParallel = spawnSync('parallel', ['--version'], { encoding: 'utf8' }).stdout?.includes('GNU parallel');
+test('import: the sharded import under GNU parallel writes what one run writes', {
+  skip: hasParallel ? false : 'GNU parallel is not installed (Debian package `parallel`): the sharded run under it is not tested',
+}, () => {
+  const { inputs, expected } = shardBaseline();
+  const out = mkdtempSync(join(work, 'shard-parallel-'));
+  const result = spawnSync('parallel', ['--will-cite', '--halt', 'now,fail=1', UITRAIL, 'import', '--shard', `{}/${SHARDS}`,
+    '--out', out, inputs, ':::', ...Array.from({ length: SHARDS }, (_, i) => String(i))], { encoding: 'utf8', timeout: 300000 });
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(recordingsOf([out]), expected);
+});
