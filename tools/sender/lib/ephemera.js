@@ -53,33 +53,15 @@ function surfaceOf(el) {
   return el;
 }
 
-/** The parts of a popup on their way out on their own (a validation
- *  message fading out as its field became valid, while the dialog closes
- *  on Save): elements inside it with a running, single animation or
- *  transition that ends fully transparent. The popup fading as a whole as
- *  it closes is not one: its own animation, or its ancestors', is left
- *  out, and a part that holds everything leaves the snapshot empty, which
- *  a closing dialog does not take (reportDialogs). */
-function leavingParts(surface) {
-  const parts = new Set();
-  if (typeof surface.getAnimations !== 'function') return parts;
-  for (const animation of surface.getAnimations({ subtree: true })) {
-    const effect = animation.effect;
-    const target = effect && effect.target;
-    if (!target || target === surface || effect.pseudoElement || animation.playState !== 'running') continue;
-    if (effect.getComputedTiming().iterations !== 1) continue;
-    const frames = effect.getKeyframes();
-    if (frames.length && String(frames[frames.length - 1].opacity) === '0') parts.add(target);
-  }
-  return parts;
-}
-
 /** What a popup shows: the text of its surface, without the listbox kept
- *  for screen readers when the surface is around it, and without what is
- *  leaving it (leavingParts). */
-function popupSnapshot(el, name) {
+ *  for screen readers when the surface is around it, and without a
+ *  field's message that is no longer its current one (`stale(surface)`,
+ *  validation.js: a message fading out as its field became valid while
+ *  the dialog closes on Save; whether it is still on screen when the
+ *  dialog hides is a race, whether its field is still invalid is not). */
+function popupSnapshot(el, name, stale) {
   const surface = surfaceOf(el);
-  const skip = leavingParts(surface);
+  const skip = new Set(stale(surface));
   if (surface !== el) skip.add(el);
   return snapshotText(surface, name, skip);
 }
@@ -148,10 +130,14 @@ function shownElsewhere(text, region, recent) {
  *  - isValidationMessage(region): a live region that is a form control's
  *    validation message (validation.js reports it, as the action's
  *    `invalid` outcome, not as an alert);
+ *  - staleMessages(container): the elements in it showing a field's
+ *    message that is no longer current (validation.js), left out of
+ *    snapshots;
  *  - lastActionName(): the name of the last user action's element.
  */
 export function createEphemera({
-  tab, keyOf, candidates, transport, isValidationMessage = () => false, lastActionName = () => '',
+  tab, keyOf, candidates, transport, isValidationMessage = () => false, staleMessages = () => [],
+  lastActionName = () => '',
 }) {
   const openDialogs = new Map();   // element -> {role, name, text}
   const liveRegionTexts = new WeakMap();
@@ -185,7 +171,7 @@ export function createEphemera({
     for (const el of candidates) {
       if (isOpen(el)) {
         const name = accessibleName(el, 'none');
-        openDialogs.set(el, { role: dialogRoleOf(el), name, text: popupSnapshot(el, name) });
+        openDialogs.set(el, { role: dialogRoleOf(el), name, text: popupSnapshot(el, name, staleMessages) });
       }
     }
   };
@@ -197,7 +183,7 @@ export function createEphemera({
       const known = openDialogs.get(el);
       if (open && !known) {
         const name = accessibleName(el, 'none');
-        const fresh = { role: dialogRoleOf(el), name, text: popupSnapshot(el, name) };
+        const fresh = { role: dialogRoleOf(el), name, text: popupSnapshot(el, name, staleMessages) };
         openDialogs.set(el, fresh);
         send('open', el, fresh, ms);
       } else if (open && known && touches(el, touched)) {
@@ -211,7 +197,7 @@ export function createEphemera({
         }
         // A dialog emptied while it closes (content rendered only while
         // open, gone during the exit transition) keeps what it showed.
-        const text = popupSnapshot(el, known.name);
+        const text = popupSnapshot(el, known.name, staleMessages);
         if (text !== known.text && (text || !known.text)) {
           known.text = text;
           send('open', el, known, ms);

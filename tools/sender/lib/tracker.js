@@ -110,6 +110,7 @@ function startTracker(options) {
     ephemera = createEphemera({
       tab, keyOf, candidates: observation.dialogCandidates, transport,
       isValidationMessage: validation.owns,
+      staleMessages: validation.staleMessages,
       lastActionName: () => (interaction ? interaction.lastActionName() : ''),
     });
     interaction = createInteraction({

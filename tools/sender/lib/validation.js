@@ -19,8 +19,15 @@
 // control's field is taken when an action begins. No library is known by
 // name. A message is page text (the daemon redacts and escapes it) and
 // never the typed value: a value quoted in it is replaced.
+//
+// A message stays the field's current message while what marked its
+// control invalid when it appeared still does (staleMessages): a field
+// that became valid keeps its old message on screen for a moment (a
+// library fades it out, a debounce later), and a dialog closing then must
+// not read it as still there.
 
 import { LIMITS, clean, cut, isIgnored, isVisible, isVisuallyHidden, nowMs, textOf } from './dom.js';
+import { levelFromClass } from './ephemera.js';
 import { accessibleName, actionRoleOf, isSensitive } from './naming.js';
 
 const CONTROL_SELECTOR = [
@@ -106,6 +113,33 @@ function textsAround(control) {
   return found;
 }
 
+/** What marks a control invalid now, each apart: `aria-invalid="true"`,
+ *  native constraint validation (`:invalid`), and an error word in the
+ *  class of the control or of an element of its field around it (a
+ *  library that marks the field, `is-error`, `has-error`, `is-invalid`,
+ *  and sets no ARIA). */
+function invalidMarks(control) {
+  const field = fieldOf(control);
+  let marked = levelFromClass(control.getAttribute('class')) === 'error';
+  for (let node = field && control.parentElement; node && !marked; node = node === field ? null : node.parentElement) {
+    marked = levelFromClass(node.getAttribute('class')) === 'error';
+  }
+  return {
+    aria: control.getAttribute('aria-invalid') === 'true',
+    native: typeof control.matches === 'function' && control.matches(':invalid'),
+    marked,
+  };
+}
+
+/** Whether a message that appeared while `then` marked its control
+ *  invalid is stale: every mark it had is gone. A message that appeared
+ *  with no mark at all (an alert next to a control) has nothing to lose. */
+function marksGone(then, control) {
+  const now = invalidMarks(control);
+  const had = Object.keys(then).filter((mark) => then[mark]);
+  return had.length > 0 && had.every((mark) => !now[mark]);
+}
+
 /** The message with the control's own value taken out. */
 function withoutValue(text, control) {
   const value = typeof control.value === 'string' ? clean(control.value) : '';
@@ -124,6 +158,9 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
   let invalidEvents = new Set(); // controls an `invalid` event named since the action
   let sent = new WeakMap();     // control → message sent since the action
   let gathered = null;          // {ms, fields: Map control → message, timer}
+  // control → {elements, marks}: the elements of the last message that
+  // appeared for it and what marked it invalid then (staleMessages).
+  const shown = new Map();
 
   const controls = () => {
     const found = new Set(invalidEvents);
@@ -164,18 +201,30 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
     if (fields.length) transport.enqueue('uitrail.invalid', { tab, fields }, ms);
   };
 
+  const remember = (control, elements) => {
+    shown.delete(control);
+    shown.set(control, { elements, marks: invalidMarks(control) });
+    for (const kept of shown.keys()) {
+      if (shown.size <= CONTROLS_MAX) break;
+      shown.delete(kept);
+    }
+  };
+
   /** Looks for messages that appeared since the baseline, as of `ms`. */
   const check = (ms) => {
     for (const control of controls()) {
       if (isIgnored(control)) continue;
       const fresh = [];
+      const elements = new Set();
       let announced = false;
       for (const [el, found] of textsAround(control)) {
         if (baseline.get(el) === found.text) continue;
         fresh.push(found.text);
+        elements.add(el);
         announced = announced || found.announced;
       }
       if (!announced && !isInvalid(control)) continue;
+      if (elements.size) remember(control, elements);
       let message = clean(fresh.join(' '));
       if (!message && invalidEvents.has(control)) message = clean(control.validationMessage || '');
       message = cut(withoutValue(message, control), LIMITS.INVALID_TEXT_MAX_CHARS);
@@ -227,6 +276,20 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
         if (inside.length) return inside.length === 1 && Boolean(fieldOf(inside[0])?.contains(region));
       }
       return false;
+    },
+    /** The elements inside `container` showing a message of a control
+     *  that is no longer invalid (marksGone): on screen, on their way out,
+     *  but no longer what the field says. The one owner of "is this a
+     *  field's current message" for what reads a field's text (a
+     *  dialog's snapshot). */
+    staleMessages(container) {
+      const stale = new Set();
+      for (const [control, { elements, marks }] of shown) {
+        if (!control.isConnected) { shown.delete(control); continue; }
+        if (!marksGone(marks, control)) continue;
+        for (const el of elements) if (el.isConnected && container.contains(el)) stale.add(el);
+      }
+      return stale;
     },
     /** Listens to `invalid` events of a document's window (capture: they
      *  do not bubble). */
