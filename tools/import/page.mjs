@@ -1,6 +1,6 @@
 // One page of a recording, rebuilt in jsdom with the real sender
-// (tools/sender) running inside it: the sender's modules are loaded into
-// the page's own JavaScript realm (node:vm modules over jsdom's context),
+// (tools/sender) running inside it: the sender is loaded into the page's
+// own JavaScript realm (one classic script, sender-script.mjs),
 // so `window`, `document`, `performance` and the timers they use are the
 // page's, on the recording's virtual time (virtual-time.mjs). The sender
 // is started with the HTTP transport; its batches of Forward entries are
@@ -12,49 +12,36 @@
 // recording's inlined stylesheets and inline styles; not media queries,
 // animations or layout-dependent rules), and a visible element's box is 1x1.
 
-import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
 import { JSDOM, VirtualConsole } from 'jsdom';
 
+import { msgpackScriptSource, senderScriptSource } from './sender-script.mjs';
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(HERE, '..', 'sender'));
-const MSGPACK_ENTRY = join(HERE, 'node_modules', '@msgpack', 'msgpack', 'dist.esm', 'index.mjs');
+const MSGPACK_UMD = join(HERE, 'node_modules', '@msgpack', 'msgpack', 'dist.umd', 'msgpack.js');
 const INPUT_TYPES = new Set(['pointerdown', 'pointerup', 'pointercancel', 'click', 'keydown', 'change']);
 const INGEST_URL = 'http://uitrail-import.invalid';
 
-const sourceCache = new Map(); // file -> source text (read once per import)
-function sourceOf(file) {
-  let text = sourceCache.get(file);
-  if (text === undefined) {
-    text = readFileSync(file, 'utf8');
-    sourceCache.set(file, text);
+let senderScript; // compiled once per import, run in every page's realm
+function senderScripts() {
+  if (!senderScript) {
+    senderScript = {
+      msgpack: new vm.Script(msgpackScriptSource(MSGPACK_UMD), { filename: MSGPACK_UMD }),
+      sender: new vm.Script(senderScriptSource(SENDER_DIR), { filename: join(SENDER_DIR, 'uitrail.js') }),
+    };
   }
-  return text;
+  return senderScript;
 }
 
-/** Loads the sender's entry module into `context`; returns its namespace. */
-async function loadSender(context) {
-  const modules = new Map();
-  const load = (file) => {
-    let module = modules.get(file);
-    if (!module) {
-      module = new vm.SourceTextModule(sourceOf(file), { context, identifier: file });
-      modules.set(file, module);
-    }
-    return module;
-  };
-  const link = (specifier, referencing) => {
-    if (specifier === '@msgpack/msgpack') return load(MSGPACK_ENTRY);
-    if (specifier.startsWith('.')) return load(resolve(dirname(referencing.identifier), specifier));
-    throw new Error(`the sender imports ${specifier}, which the importer does not provide`);
-  };
-  const entry = load(join(SENDER_DIR, 'uitrail.js'));
-  await entry.link(link);
-  await entry.evaluate();
-  return entry.namespace;
+/** Evaluates the sender in `context` (sender-script.mjs says why as one
+ *  classic script); returns its entry module's namespace. */
+function loadSender(context) {
+  const { msgpack, sender } = senderScripts();
+  return sender.runInContext(context)(msgpack.runInContext(context));
 }
 
 /** Visibility without layout: hidden by markup or by a computed display
@@ -213,7 +200,7 @@ export async function createPage({ url, clock, startMs, onBytes }) {
   })();`).runInContext(dom.getInternalVMContext());
   installVisibility(window, { get: (el) => visibilityCache.get(el), set: (el, v) => visibilityCache.set(el, v) });
   installTrustedInputs(window, clock, startMs);
-  const sender = await loadSender(dom.getInternalVMContext());
+  const sender = loadSender(dom.getInternalVMContext());
   return {
     window,
     document: window.document,

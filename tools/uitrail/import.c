@@ -139,7 +139,9 @@ static FILE *start_importer(const import_args *a, char *const *args, pid_t *pid)
 {
     char script[4096];
     snprintf(script, sizeof script, "%s/rrweb.mjs", a->import_dir);
-    char *argv[16] = {(char *)a->node, "--experimental-vm-modules", "--no-warnings", script};
+    char heap[64];
+    snprintf(heap, sizeof heap, "--max-old-space-size=%d", UT_IMPORT_NODE_HEAP_MB);
+    char *argv[16] = {(char *)a->node, heap, "--no-warnings", script};
     size_t n = 4;
     for (size_t i = 0; args[i] && n + 1 < sizeof argv / sizeof argv[0]; i++)
         argv[n++] = args[i];
