@@ -159,8 +159,9 @@
 /* The V8 old-space heap of one Node importer, in MB: a session's memory is
  * bounded (one page's DOM at a time, the input streamed), so a runaway is an
  * error ("JavaScript heap out of memory", the file's import fails) and not
- * swap; with Node's own ~60 MB it keeps an importer under 256 MB RSS. */
-#define UT_IMPORT_NODE_HEAP_MB 160
+ * swap; with what Node holds outside it, an importer stays under 256 MB RSS
+ * (a 100-load session peaks at ~190 MB: BENCHMARKS.md). */
+#define UT_IMPORT_NODE_HEAP_MB 128
 
 /* ---- `uitrail mcp`: the MCP server on stdio (tools/uitrail/mcp*.c) ---- */
 #define UT_MCP_MESSAGE_MAX_BYTES (1u << 20)      /* one JSON-RPC line from the client; longer is a parse error */
