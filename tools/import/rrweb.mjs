@@ -6,7 +6,7 @@
 // real sender over it (page.mjs) on the recording's time, and writes the
 // sender's Forward entries to stdout. A summary goes to stderr.
 //
-//   node --experimental-vm-modules --no-warnings tools/import/rrweb.mjs
+//   node --max-old-space-size=128 --no-warnings tools/import/rrweb.mjs
 //        [--format auto|rrweb|posthog] [--window K] --tab TAB FILE
 //   node ... tools/import/rrweb.mjs [--format F] --list FILE
 //
