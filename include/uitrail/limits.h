@@ -160,7 +160,7 @@
  * bounded (one page's DOM at a time, the input streamed), so a runaway is an
  * error ("JavaScript heap out of memory", the file's import fails) and not
  * swap; with what Node holds outside it, an importer stays under 256 MB RSS
- * (a 100-load session peaks at ~190 MB: BENCHMARKS.md). */
+ * (a 100-load session peaks at 186 MB: BENCHMARKS.md). */
 #define UT_IMPORT_NODE_HEAP_MB 128
 
 /* ---- `uitrail mcp`: the MCP server on stdio (tools/uitrail/mcp*.c) ---- */
