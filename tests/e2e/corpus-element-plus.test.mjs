@@ -37,6 +37,8 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     await page.waitForSelector('text=Enter a credit limit');
     await run.act(tab, () => page.locator('.el-dialog .el-select').click());
     await run.act(tab, () => page.locator('.el-select-dropdown__item', { hasText: 'Partner' }).click());
+    // As in the keyboard story: the list fades out before the user moves on.
+    await run.until(tab, 'closed listbox "Segment"');
     await page.getByLabel('Credit limit').fill('2500');
     await run.act(tab, () => page.getByRole('button', { name: 'Save' }).click());
     await run.until(tab, 'Saved Carla Diaz');
@@ -65,6 +67,9 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
     await page.locator('.el-select-dropdown__item', { hasText: 'Partner' }).waitFor();
     await page.keyboard.press('ArrowDown');
     await run.act(tab, () => page.keyboard.press('Enter'));
+    // The list fades out after the choice; a user sees it gone before
+    // moving on (on a loaded machine the fade outlasted the next press).
+    await run.until(tab, 'closed listbox "Segment"');
     await tabTo(page, '.el-dialog__footer button');
     await run.act(tab, () => page.keyboard.press('Enter'));
     await run.until(tab, 'closed dialog "Edit Ann Lee"');
