@@ -100,6 +100,14 @@ ut__entry **ut__action_outcome_candidate(const ut__action *a, const ut__ring *r,
     return open_click(a, r);
 }
 
+ut__entry **ut__action_invalid_more(const ut__action *a, const ut__ring *r, int64_t now)
+{
+    if (a->late || !a->invalid_more || now - a->click_last_us > OUTCOME_WINDOW_US)
+        return NULL;
+    ut__entry **slot = ut__ring_find(r, a->click_id);
+    return slot && (*slot)->outcome == UT__OUT_INVALID ? slot : NULL;
+}
+
 ut__entry **ut__action_unload_candidate(const ut__action *a, const ut__ring *r, int64_t now)
 {
     if (a->late || !a->click || !a->unload_answers_click || now - a->unload_us > UNLOAD_WINDOW_US)
@@ -113,10 +121,12 @@ void ut__action_click(ut__action *a, uint32_t id, int64_t now)
     a->click_id = id;
     a->click_last_us = now;
     a->click_answered = false;
+    a->invalid_more = false;
 }
 
 void ut__action_click_follow(ut__action *a, const ut__entry *en, int64_t now)
 {
+    a->invalid_more = false;
     if (en->outcome == UT__OUT_NONE || en->outcome == UT__OUT_CHANGED) {
         a->click = true;
         a->click_id = en->id;
@@ -134,12 +144,15 @@ void ut__action_click_moved(ut__action *a, uint32_t from, uint32_t to)
 void ut__action_forget_click(ut__action *a)
 {
     a->click = false;
+    a->invalid_more = false;
 }
 
 void ut__action_typed(ut__action *a, int64_t at)
 {
-    if (!a->late && a->click && at >= a->click_last_us)
+    if (!a->late && at >= a->click_last_us) {
         a->click = false;
+        a->invalid_more = false;
+    }
 }
 
 /* Whether `s` points into the text of `en` (for the assertions). */
@@ -164,8 +177,10 @@ ut_status ut__action_set_outcome(ut__action *a, ut__entry **slot, ut__outcome ou
     (*slot)->outcome_detail = detail;
     (*slot)->outcome_id = id;
     /* A late event may answer an older click: the awaiting one waits on. */
-    if (!a->late || (a->click && (*slot)->id == a->click_id))
+    if (!a->late || (a->click && (*slot)->id == a->click_id)) {
         a->click = false;
+        a->invalid_more = outcome == UT__OUT_INVALID && !a->late;
+    }
     return UT_OK;
 }
 

@@ -74,6 +74,9 @@ typedef struct ut__action {
     bool unloaded : 1;
     bool unload_answers_click : 1;
     bool late : 1;           /* the event being applied is late (see above) */
+    /* The awaiting click's outcome is its validation messages, and more
+     * may join them (ut__action_invalid_more). */
+    bool invalid_more : 1;
 } ut__action;
 
 /* ---- An event of the tab ---- */
@@ -134,6 +137,12 @@ void ut__action_click_moved(ut__action *a, uint32_t from, uint32_t to);
  * and its outcome may still be set ("no response" too: the late
  * event shows it was answered). */
 ut__entry **ut__action_outcome_candidate(const ut__action *a, const ut__ring *r, int64_t now);
+/* The click whose outcome is the validation messages its submit made,
+ * while more may join them (a library that validates each field in its
+ * own time, an animation that shows one message later): within its
+ * outcome window of `now`, before the user did anything else. NULL while
+ * a late event is applied. */
+ut__entry **ut__action_invalid_more(const ut__action *a, const ut__ring *r, int64_t now);
 /* The awaiting click an unload answered, while the next page may still
  * arrive as its outcome (UT_UNLOAD_OUTCOME_WINDOW_MS). */
 ut__entry **ut__action_unload_candidate(const ut__action *a, const ut__ring *r, int64_t now);

@@ -567,17 +567,22 @@ static ut_status apply_app(ut__tab *t, ut_buf *build, const ut_event *ev, int64_
 }
 
 /* Form validation: the outcome of the click awaiting one (a submit that
- * found the form invalid), else a line of its own. */
+ * found the form invalid), joining the messages that submit already made,
+ * else a line of its own. */
 static ut_status apply_invalid(ut__tab *t, ut_buf *build, const ut_event *ev, int64_t now)
 {
-    ut__invalid_list(build, ev);
+    ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
+    ut__entry **joined = candidate ? NULL : ut__action_invalid_more(&t->action, &t->ring, now);
+    ut__invalid_list(build, joined ? ut__entry_field(*joined, UT__F_OUT_TEXT) : UT_STR_NULL, ev);
     if (build->oom)
         return UT_ENOMEM;
-    ut__entry **candidate = ut__action_outcome_candidate(&t->action, &t->ring, now);
     ut__action_answered(&t->action, &t->ring, now, t->last_us);
     if (candidate)
         return ut__action_set_outcome(&t->action, candidate, UT__OUT_INVALID, UT_STR_NULL, ut_buf_str(build), 0,
                                       ut__ring_take_id(&t->ring));
+    if (joined)
+        return ut__action_set_outcome(&t->action, joined, UT__OUT_INVALID, UT_STR_NULL, ut_buf_str(build), 0,
+                                      (*joined)->outcome_id);
     ut_str fields[UT__F__COUNT] = {0};
     fields[UT__F_MEMBERS] = ut_buf_str(build);
     ut__entry *en = ut__ring_entry_make(&t->ring, UT__E_INVALID, fields);

@@ -94,19 +94,63 @@ void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes)
     ut_buf_append(b, item.ptr, n);
 }
 
-void ut__invalid_list(ut_buf *b, const ut_event *ev)
+/* Appends one field's triple unless the list would outgrow what an
+ * outcome's text holds; false when it did not fit. */
+static bool invalid_put(ut_buf *b, ut_str role, ut_str name, ut_str text)
 {
-    ut_buf_reset(b);
+    size_t nrole = ut__utf8_cut(role, UT_ROLE_MAX_BYTES);
+    size_t nname = ut__utf8_cut(name, UT_NAME_MAX_BYTES);
+    size_t ntext = ut__utf8_cut(text, UT_INVALID_TEXT_MAX_BYTES);
+    if (b->len + 3 * UT__LIST_ITEM_HDR + nrole + nname + ntext > UT__TEXT_FIELD_MAX)
+        return false;
+    ut__list_put(b, role, UT_ROLE_MAX_BYTES);
+    ut__list_put(b, name, UT_NAME_MAX_BYTES);
+    ut__list_put(b, text, UT_INVALID_TEXT_MAX_BYTES);
+    return true;
+}
+
+/* Whether a field of an event names the control a list holds as `role`
+ * `name` (which were cut as they were put). */
+static bool invalid_same(const ut_invalid_field *f, ut_str role, ut_str name)
+{
+    ut_str frole = {f->role.ptr, ut__utf8_cut(f->role, UT_ROLE_MAX_BYTES)};
+    ut_str fname = {f->name.ptr, ut__utf8_cut(f->name, UT_NAME_MAX_BYTES)};
+    return ut_str_eq(frole, role) && ut_str_eq(fname, name);
+}
+
+/* The index of the event's first field not `taken` (a bit per field) for
+ * the control `role` `name`, or -1. */
+static int invalid_find(const ut_event *ev, uint32_t taken, ut_str role, ut_str name)
+{
     for (uint32_t i = 0; i < ev->nfields && i < UT_INVALID_FIELDS_MAX; i++) {
+        if (!(taken & (1u << i)) && invalid_same(&ev->fields[i], role, name))
+            return (int)i;
+    }
+    return -1;
+}
+
+void ut__invalid_list(ut_buf *b, ut_str before, const ut_event *ev)
+{
+    _Static_assert(UT_INVALID_FIELDS_MAX <= 32, "a bit per field");
+    ut_buf_reset(b);
+    uint32_t n = 0, taken = 0;
+    ut_str role, name, text;
+    while (n < UT_INVALID_FIELDS_MAX && ut__list_next(&before, &role) && ut__list_next(&before, &name) &&
+           ut__list_next(&before, &text)) {
+        int i = invalid_find(ev, taken, role, name);
+        if (i >= 0)
+            taken |= 1u << i;
+        if (!invalid_put(b, role, name, i >= 0 ? ev->fields[i].text : text))
+            return;
+        n++;
+    }
+    for (uint32_t i = 0; i < ev->nfields && i < UT_INVALID_FIELDS_MAX && n < UT_INVALID_FIELDS_MAX; i++) {
+        if (taken & (1u << i))
+            continue;
         const ut_invalid_field *f = &ev->fields[i];
-        size_t role = ut__utf8_cut(f->role, UT_ROLE_MAX_BYTES);
-        size_t name = ut__utf8_cut(f->name, UT_NAME_MAX_BYTES);
-        size_t text = ut__utf8_cut(f->text, UT_INVALID_TEXT_MAX_BYTES);
-        if (b->len + 3 * UT__LIST_ITEM_HDR + role + name + text > UT__TEXT_FIELD_MAX)
-            break;
-        ut__list_put(b, f->role, UT_ROLE_MAX_BYTES);
-        ut__list_put(b, f->name, UT_NAME_MAX_BYTES);
-        ut__list_put(b, f->text, UT_INVALID_TEXT_MAX_BYTES);
+        if (!invalid_put(b, f->role, f->name, f->text))
+            return;
+        n++;
     }
 }
 

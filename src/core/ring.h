@@ -130,10 +130,12 @@ void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes);
 /* Iterates a list field: returns false at its end, else the next item. */
 bool ut__list_next(ut_str *list, ut_str *item);
 /* Builds in `b` the list of an `invalid` event's fields: role, name and
- * message of each, in order, as many whole fields as fit in
- * UT__TEXT_FIELD_MAX bytes (so that it is never cut as an outcome's
- * text). */
-void ut__invalid_list(ut_buf *b, const ut_event *ev);
+ * message of each, in order, after those of the list `before` (the same
+ * click's earlier messages; the event's message replaces an earlier one
+ * of the same control), at most UT_INVALID_FIELDS_MAX, as many whole
+ * fields as fit in UT__TEXT_FIELD_MAX bytes (so that it is never cut as an
+ * outcome's text). */
+void ut__invalid_list(ut_buf *b, ut_str before, const ut_event *ev);
 
 /* A tab's ring of its last `cap` entries, oldest evicted. */
 typedef struct ut__ring {

@@ -754,6 +754,91 @@ static void test_engine_invalid_outcome(void **state)
     ut_engine_free(e);
 }
 
+/* An `invalid` event of one control at `t_us`. */
+static ut_event ev_invalid_one(int64_t t_us, const char *role, const char *name, const char *text)
+{
+    ut_event ev = {.kind = UT_KIND_INVALID, .tab = UT_STR_LIT("t"), .time_us = t_us};
+    ev.fields[0] = (ut_invalid_field){ut_str_cstr(role), ut_str_cstr(name), ut_str_cstr(text)};
+    ev.nfields = 1;
+    return ev;
+}
+
+/* Messages of one submit that come in two records (a library validating
+ * each field in its own time, one message shown by an animation a frame
+ * later) are one outcome: a control's newer message replaces its older
+ * one. Once the user typed, or clicked again, they are not the submit's. */
+static void test_engine_invalid_outcome_joins_later_messages(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event m = ev_mutation_big("t", AT(0));
+    apply_ok(e, &m);
+    ut_event ev = ev_click_in("t", AT(5000), "button", "Refund", "refund", UT_CTX_DIALOG, "Refund");
+    apply_ok(e, &ev);
+    ut_event inv = ev_invalid_one(AT(5100), "spinbutton", "Amount", "Required");
+    apply_ok(e, &inv);
+    inv = ev_invalid_two(AT(5300));
+    inv.fields[0] = (ut_invalid_field){UT_STR_LIT("combobox"), UT_STR_LIT("Reason"), UT_STR_LIT("Choose a reason")};
+    inv.fields[1] = (ut_invalid_field){UT_STR_LIT("spinbutton"), UT_STR_LIT("Amount"), UT_STR_LIT("Enter an amount")};
+    apply_ok(e, &inv);
+    assert_int_equal(lines_of(e, "t"), 1);
+    assert_line(e, "t", 0,
+                "click button \"Refund\" (dialog: Refund) \xE2\x86\x92 invalid: spinbutton \"Amount\": "
+                "\"Enter an amount\" \xC2\xB7 combobox \"Reason\": \"Choose a reason\"");
+    /* The user types: a message after it answers the typing. */
+    ut_event typed = {.kind = UT_KIND_MUTATION, .time_us = AT(5400), .tab = ut_str_cstr("t"),
+                      .dom_elements = 500, .dom_depth = 8, .input = true};
+    apply_ok(e, &typed);
+    inv = ev_invalid_one(AT(5500), "spinbutton", "Amount", "Too much");
+    apply_ok(e, &inv);
+    assert_int_equal(lines_of(e, "t"), 2);
+    assert_line(e, "t", 0, "invalid: spinbutton \"Amount\": \"Too much\"");
+    /* A new submit's messages join its own outcome only. */
+    ev = ev_click_in("t", AT(7000), "button", "Refund", "refund", UT_CTX_DIALOG, "Refund");
+    apply_ok(e, &ev);
+    inv = ev_invalid_one(AT(7050), "spinbutton", "Amount", "Too much");
+    apply_ok(e, &inv);
+    inv = ev_invalid_one(AT(7200), "textbox", "Note", "Too long");
+    apply_ok(e, &inv);
+    assert_int_equal(lines_of(e, "t"), 3);
+    assert_line(e, "t", 0,
+                "click button \"Refund\" (dialog: Refund) \xE2\x86\x92 invalid: spinbutton \"Amount\": "
+                "\"Too much\" \xC2\xB7 textbox \"Note\": \"Too long\"");
+    assert_line(e, "t", 2,
+                "click button \"Refund\" (same dialog) \xE2\x86\x92 invalid: spinbutton \"Amount\": "
+                "\"Enter an amount\" \xC2\xB7 combobox \"Reason\": \"Choose a reason\"");
+    /* Past the click's outcome window: a line of its own. */
+    inv = ev_invalid_one(AT(7000 + UT_OUTCOME_WINDOW_MS + 1), "textbox", "Note", "Still too long");
+    apply_ok(e, &inv);
+    assert_int_equal(lines_of(e, "t"), 4);
+    ut_engine_free(e);
+}
+
+/* Joined messages stay within UT_INVALID_FIELDS_MAX fields. */
+static void test_engine_invalid_outcome_joined_bounded(void **state)
+{
+    (void)state;
+    ut_engine *e = engine_default();
+    ut_event ev = ev_click("t", AT(0), "button", "Save", "save");
+    apply_ok(e, &ev);
+    char name[16];
+    for (int i = 0; i < UT_INVALID_FIELDS_MAX + 3; i++) {
+        snprintf(name, sizeof name, "Field %d", i);
+        ut_event inv = ev_invalid_one(AT(10 + i), "textbox", name, "Required");
+        apply_ok(e, &inv);
+    }
+    assert_int_equal(lines_of(e, "t"), 1);
+    char *json = trace_of(e, "t", (ut_trace_opts){UT_TRACE_JSON, 0, 0, false});
+    unsigned fields = 0;
+    for (const char *p = json; (p = strstr(p, "{\"role\":\"textbox\"")); p++)
+        fields++;
+    assert_int_equal(fields, UT_INVALID_FIELDS_MAX);
+    assert_non_null(strstr(json, "\"name\":\"Field 0\""));
+    assert_null(strstr(json, "\"name\":\"Field 8\""));
+    free(json);
+    ut_engine_free(e);
+}
+
 /* The outcome's list is never cut inside a field: fields that do not fit
  * whole are left out. */
 static void test_engine_invalid_outcome_bounded(void **state)
@@ -1509,6 +1594,8 @@ int main(void)
         cmocka_unit_test(test_engine_alert_outcome),
         cmocka_unit_test(test_engine_invalid_outcome),
         cmocka_unit_test(test_engine_invalid_outcome_bounded),
+        cmocka_unit_test(test_engine_invalid_outcome_joins_later_messages),
+        cmocka_unit_test(test_engine_invalid_outcome_joined_bounded),
         cmocka_unit_test(test_engine_page_changed_outcome),
         cmocka_unit_test(test_engine_typing_ends_click_wait),
         cmocka_unit_test(test_engine_leaf_text_is_no_outcome),

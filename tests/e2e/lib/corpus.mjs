@@ -345,6 +345,12 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
      *  page sends (WebSocket frames, request bodies) and its console. */
     async open(path, tab) {
       const page = await browser.newPage();
+      // A loaded machine, on a quiet one (corpus README).
+      const slowdown = Number(process.env.UITRAIL_CORPUS_CPU_SLOWDOWN || 1);
+      if (slowdown > 1) {
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Emulation.setCPUThrottlingRate', { rate: slowdown });
+      }
       const sent = [];
       const consoleLines = [];
       page.on('websocket', (ws) => ws.on('framesent', (frame) => sent.push(Buffer.from(frame.payload))));

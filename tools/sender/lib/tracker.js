@@ -123,8 +123,11 @@ function startTracker(options) {
       // The user typed: the mutations before the keystroke are flushed,
       // then a record with no changes says so (protocol: mutation
       // `input`); the daemon's click awaiting an outcome stops waiting.
+      // Validation messages shown by then answer the action before: they
+      // go first.
       onTyping: (ms) => {
         observation.flushNow(ms);
+        validation.beforeTyping(ms);
         transport.enqueue('uitrail.mutation', { tab, dom: [observation.dom.elements, observation.dom.depth], recs: [], ...activity.state(), input: true }, ms);
       },
     });

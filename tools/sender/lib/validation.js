@@ -71,6 +71,15 @@ function fieldOf(control) {
   return field;
 }
 
+/** Whether an element of no size is growing into view: an animation or a
+ *  transition runs on it (a message that opens from height 0; rc-motion,
+ *  Vue's <transition>). It is on its way in from its first frame, which is
+ *  when the page showed it; a frame without a DOM change may not come
+ *  before the user's next action. */
+function isGrowing(el) {
+  return typeof el.getAnimations === 'function' && el.getAnimations().length > 0;
+}
+
 /** The elements of `root`'s tree named by the ids in attribute `name`. */
 function referenced(control, name) {
   const ids = control.getAttribute(name);
@@ -90,7 +99,7 @@ function textsAround(control) {
     // just chosen, in a box of no size) is no message the user saw. A box
     // of one pixel is not taken for hidden here: a recording replayed
     // without a layout (uitrail import) gives every element that box.
-    if (found.has(el) || isIgnored(el) || !isVisible(el) || isVisuallyHidden(el, 0)) return;
+    if (found.has(el) || isIgnored(el) || !isVisible(el) || (isVisuallyHidden(el, 0) && !isGrowing(el))) return;
     for (const kept of found.keys()) if (kept.contains(el)) return;
     const text = textOf(el, LIMITS.INVALID_TEXT_MAX_CHARS, true);
     if (text) found.set(el, { text, announced: el.closest(ANNOUNCING) !== null });
@@ -215,6 +224,10 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
 
   /** Looks for messages that appeared since the baseline, as of `ms`. */
   const check = (ms) => {
+    if (!checkedThisTask) {
+      checkedThisTask = true;
+      queueMicrotask(() => { checkedThisTask = false; });
+    }
     for (const control of controls()) {
       if (isIgnored(control)) continue;
       const fresh = [];
@@ -250,9 +263,15 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
     setTimeout(() => check(ms), 0);
   };
 
+  const sendGathered = () => {
+    if (gathered) { clearTimeout(gathered.timer); send(); }
+  };
+  // Whether the task running now has looked at the page already.
+  let checkedThisTask = false;
+
   /** An action begins (before the page's handlers ran). */
   const beginAction = () => {
-    if (gathered) { clearTimeout(gathered.timer); send(); }
+    sendGathered();
     invalidEvents = new Set();
     sent = new WeakMap();
     windowEnd = performance.now() + CHECK_WINDOW_MS;
@@ -262,6 +281,14 @@ export function createValidation({ tab, root, knownSecrets, transport }) {
   const views = [];
   return {
     beginAction,
+    /** The user types, at `ms`: the messages the page shows by then (a
+     *  style sheet may reveal one with no DOM change, so no flush looked)
+     *  are the answer to the action before, and go out at once, before
+     *  the keystroke's record. */
+    beforeTyping(ms) {
+      if (!checkedThisTask && performance.now() <= windowEnd) check(ms);
+      sendGathered();
+    },
     /** A flush of the page's changes, as of `ms`. */
     afterFlush(ms) {
       if (performance.now() <= windowEnd) check(ms);
