@@ -310,7 +310,13 @@ async function driveElementPlus(page, i) {
 
 async function driveTomSelect(page, i) {
   if (i % 2 === 0) {
-    await page.locator('.ts-control').click();
+    // A press on the box while it has the focus after a choice may leave
+    // the list closed, as it does for a user: press again, as they would.
+    for (let press = 0; press < 3; press++) {
+      await page.locator('.ts-control').click();
+      const opened = await page.locator('.ts-dropdown').waitFor({ state: 'visible', timeout: 2000 }).then(() => true, () => false);
+      if (opened) break;
+    }
     await page.locator('.ts-dropdown .option', { hasText: i % 4 === 0 ? 'Kenya' : 'Canada' }).click();
   } else {
     await page.getByRole('button', { name: 'Delete address' }).click();
@@ -320,8 +326,16 @@ async function driveTomSelect(page, i) {
 }
 
 async function driveDownshift(page, i) {
-  await page.getByRole('button', { name: 'Show teams' }).click();
-  await page.getByRole('option', { name: ['Billing', 'Sales', 'Returns'][i % 3] }).click();
+  // The list shows only the teams matching the field, which holds the last
+  // choice: clear it first, as a user picking another team does.
+  await page.getByRole('combobox').fill('');
+  const option = page.getByRole('option', { name: ['Billing', 'Sales', 'Returns'][i % 3] });
+  // Clearing it may have opened the list already: the button toggles it.
+  for (let press = 0; press < 2; press++) {
+    if (await option.waitFor({ timeout: 1000 }).then(() => true, () => false)) break;
+    await page.getByRole('button', { name: 'Show teams' }).click();
+  }
+  await option.click();
 }
 
 async function driveHtmx(page, i) {
