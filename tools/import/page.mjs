@@ -1,6 +1,6 @@
 // One page of a recording, rebuilt in jsdom with the real sender
 // (tools/sender) running inside it: the sender is loaded into the page's
-// own JavaScript realm (one classic script, sender-script.mjs),
+// own JavaScript realm (one classic script, sender-bundle.mjs),
 // so `window`, `document`, `performance` and the timers they use are the
 // page's, on the recording's virtual time (virtual-time.mjs). The sender
 // is started with the HTTP transport; its batches of Forward entries are
@@ -18,30 +18,22 @@ import vm from 'node:vm';
 
 import { JSDOM, VirtualConsole } from 'jsdom';
 
-import { msgpackScriptSource, senderScriptSource } from './sender-script.mjs';
+import { senderScriptSource } from './sender-bundle.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const SENDER_DIR = resolve(process.env.UITRAIL_SENDER_DIR || join(HERE, '..', 'sender'));
-const MSGPACK_UMD = join(HERE, 'node_modules', '@msgpack', 'msgpack', 'dist.umd', 'msgpack.js');
 const INPUT_TYPES = new Set(['pointerdown', 'pointerup', 'pointercancel', 'click', 'keydown', 'change']);
 const INGEST_URL = 'http://uitrail-import.invalid';
 
-let senderScript; // compiled once per import, run in every page's realm
-function senderScripts() {
-  if (!senderScript) {
-    senderScript = {
-      msgpack: new vm.Script(msgpackScriptSource(MSGPACK_UMD), { filename: MSGPACK_UMD }),
-      sender: new vm.Script(senderScriptSource(SENDER_DIR), { filename: join(SENDER_DIR, 'uitrail.js') }),
-    };
-  }
-  return senderScript;
-}
+// Bundled and compiled when the importer loads this module (once per
+// importer process, before any event is read: without esbuild nothing is
+// imported), then run in every page's realm.
+const SENDER_SCRIPT = new vm.Script(senderScriptSource(SENDER_DIR), { filename: join(SENDER_DIR, 'uitrail.bundle.js') });
 
-/** Evaluates the sender in `context` (sender-script.mjs says why as one
+/** Evaluates the sender in `context` (sender-bundle.mjs says why as one
  *  classic script); returns its entry module's namespace. */
 function loadSender(context) {
-  const { msgpack, sender } = senderScripts();
-  return sender.runInContext(context)(msgpack.runInContext(context));
+  return SENDER_SCRIPT.runInContext(context);
 }
 
 /** Visibility without layout: hidden by markup or by a computed display

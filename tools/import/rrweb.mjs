@@ -328,7 +328,15 @@ async function main() {
     process.exit(0);
   }
   // jsdom (page.mjs) is loaded only for an import: a list is quick.
-  if (!options.list) ({ createPage } = await import('./page.mjs'));
+  if (!options.list) {
+    try {
+      ({ createPage } = await import('./page.mjs'));
+    } catch (error) {
+      // The importer itself cannot run here (esbuild, jsdom): no event is read.
+      process.stderr.write(`uitrail import: ${options.file}: ${error.message}\n`);
+      process.exit(1);
+    }
+  }
   const session = options.list ? null : createSession({ tab: options.tab, out: (bytes) => pendingOut.push(Buffer.from(bytes)), skipped });
   const windows = new Map(); // window id -> index, in order of first appearance
   let damage = null;

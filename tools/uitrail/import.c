@@ -405,9 +405,9 @@ static const char import_help[] =
     "               or many, import every input once (GNU parallel, a Kubernetes\n"
     "               Indexed Job: see tools/deploy/import-job.yaml)\n\n"
     "For each FILE it prints the events read and skipped (on stderr) and the\n"
-    "events written, by kind. Needs Node.js 18+ and the importer's npm\n"
-    "packages (npm ci --prefix tools/import); UITRAIL_NODE and UITRAIL_IMPORT_DIR\n"
-    "override where they are.\n\n"
+    "events written, by kind. Needs Node.js 18+, esbuild (Debian's package) and\n"
+    "the importer's npm packages (npm ci --prefix tools/import); UITRAIL_NODE and\n"
+    "UITRAIL_IMPORT_DIR override where they are.\n\n"
     "Exit status: 0 every FILE read whole and written; 1 a FILE damaged or\n"
     "unreadable (what could be read was written); 2 bad arguments.\n";
 
