@@ -1,11 +1,12 @@
-// The importer's JSON array splitter (tools/import/json-array-stream.mjs):
-// a table of good, hostile and truncated inputs, each fed whole and one
-// byte at a time (a chunk boundary anywhere must not matter).
+// The importer's streaming JSON reader (tools/import/json-path-stream.mjs):
+// for each of its uses (an rrweb array's elements, the values at PostHog's
+// paths, JSON lines) a table of good, hostile and truncated inputs, each fed
+// whole and one byte at a time (a chunk boundary anywhere must not matter).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { jsonArrayElements } from '../../tools/import/json-array-stream.mjs';
+import { jsonArrayElements, jsonLines, jsonValuesAt } from '../../tools/import/json-path-stream.mjs';
 
 const LIMITS = { maxElementBytes: 64, maxDepth: 4 };
 
@@ -39,6 +40,9 @@ const CASES = [
   ['data after the array', '[{"a":1}] x', [{ a: 1 }], /after the end/],
   ['nesting at the limit', '[[[[1]]]]', [[[[1]]]], null],
   ['nesting over the limit', '[{"a":[[[[1]]]]}]', [], /nested deeper than 4/],
+  ['nesting one over the limit, the array counted', '[[[[[1]]]]]', [], /nested deeper than 4/],
+  ['a trailing comma', '[1,]', [1], /not valid JSON|a value was expected/],
+  ['a scalar document', ' 5', [], /not a JSON array/],
   ['event over the size limit', `[{"a":"${'x'.repeat(100)}"}]`, [], /larger than 64 bytes/],
 ];
 
@@ -65,8 +69,6 @@ test('json stream: a recording cut at every offset reads its whole events and sa
 });
 
 // ---- The path scanner (PostHog's export) and the JSON-lines splitter ----
-
-import { jsonLines, jsonValuesAt } from '../../tools/import/json-path-stream.mjs';
 
 const SNAPSHOTS = (path) => (path.length === 3 && path[0] === 'data' && path[1] === 'snapshots') ||
   (path.length === 1 && path[0] === 'version');

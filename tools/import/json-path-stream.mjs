@@ -1,7 +1,9 @@
-// Reads the values found at chosen paths of one JSON document from a
-// stream of bytes, with memory bounded by the largest chosen value, not by
-// the file: PostHog's recording export is one object
-// ({version, data: {snapshots: [...]}}) whose events are deep inside it.
+// The importer's one streaming JSON reader: the values found at chosen
+// paths of one JSON document, read from a stream of bytes with memory
+// bounded by the largest chosen value, not by the file. An rrweb recording
+// is an array whose elements are the events (jsonArrayElements); PostHog's
+// recording export is one object ({version, data: {snapshots: [...]}})
+// whose events are deep inside it (jsonValuesAt with its paths).
 // The scanner walks the document byte by byte, keeping only the stack of
 // containers and the current key; a value whose path `select` accepts is
 // gathered alone and handed to JSON.parse. What is not chosen is skipped
@@ -10,8 +12,9 @@
 // Hostile input is reported, never thrown through: the generator yields
 // {path, value} for each chosen value and, at the first problem, one
 // {error} and stops: a chosen value that is not valid JSON or larger than
-// maxElementBytes, nesting deeper than maxDepth, a structure that does not
-// close, data after the document, or the end inside it (a truncated file).
+// maxElementBytes, nesting deeper than maxDepth (the document's, its root
+// container counted), a structure that does not close, data after the
+// document, or the end inside it (a truncated file).
 
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
@@ -32,9 +35,10 @@ function isSpace(byte) {
  * Yields {path, value} for every value of the document read from `chunks`
  * (an async iterable of Buffers) whose path `select(path)` accepts; a path
  * is the array of keys (strings) and indices (numbers) from the root.
- * Options: select, maxElementBytes, maxDepth.
+ * Options: select, maxElementBytes, maxDepth, and notArray: when given, a
+ * document that is not an array is this error at its first byte.
  */
-export async function* jsonValuesAt(chunks, { select, maxElementBytes, maxDepth }) {
+export async function* jsonValuesAt(chunks, { select, maxElementBytes, maxDepth, notArray = null }) {
   // One frame per open container: {array, key, index}. `key` is the
   // object's current key (null while none or too long to be chosen).
   const stack = [];
@@ -123,6 +127,7 @@ export async function* jsonValuesAt(chunks, { select, maxElementBytes, maxDepth 
       if (isSpace(byte)) continue;
       const frame = stack[stack.length - 1];
       if (state === 'value') {
+        if (notArray && !frame && byte !== OPEN_BRACKET) { yield { error: notArray }; return; }
         if (frame && frame.array && byte === CLOSE_BRACKET && frame.index === 0 && !frame.sawComma) { stack.pop(); afterValue(); continue; }
         if (select(path())) {
           state = 'capture';
@@ -188,6 +193,21 @@ export async function* jsonValuesAt(chunks, { select, maxElementBytes, maxDepth 
   }
   if (state === 'scalar' && stack.length === 0) state = 'done';
   if (state !== 'done') yield { error: `truncated: the data ends inside the document (after ${offset} bytes)` };
+}
+
+const ELEMENT = (path) => path.length === 1;
+
+/**
+ * Yields {path, value} for each element of the JSON array read from
+ * `chunks` (an rrweb recording: each event alone), then as jsonValuesAt.
+ * Options: maxElementBytes, maxDepth (the file's nesting, the array's
+ * own level counted).
+ */
+export function jsonArrayElements(chunks, { maxElementBytes, maxDepth }) {
+  return jsonValuesAt(chunks, {
+    select: ELEMENT, maxElementBytes, maxDepth,
+    notArray: 'not a JSON array (an rrweb recording is [{type, data, timestamp}, ...])',
+  });
 }
 
 /**

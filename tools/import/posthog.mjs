@@ -14,8 +14,7 @@
 
 import { gunzipSync } from 'node:zlib';
 
-import { jsonArrayElements } from './json-array-stream.mjs';
-import { jsonLines, jsonValuesAt } from './json-path-stream.mjs';
+import { jsonArrayElements, jsonLines, jsonValuesAt } from './json-path-stream.mjs';
 
 const COMPRESSION_VERSION = '2024-10';
 const EXPORT_VERSIONS = new Set(['2022-12-02', '2023-04-28']);

@@ -28,7 +28,8 @@ import { createRebuild } from './rebuild.mjs';
 import { createClock, drainJobs } from './virtual-time.mjs';
 
 // Importer limits: an event (a full snapshot with its inlined stylesheets
-// is the largest) and the nesting of its JSON and of the rebuilt tree.
+// is the largest), the nesting of the file's JSON (an rrweb event is one
+// level in, a PostHog export's three) and of the rebuilt tree.
 export const EVENT_MAX_BYTES = 64 * 1024 * 1024;
 export const JSON_DEPTH_MAX = 1100;
 export const TREE_DEPTH_MAX = 500;
