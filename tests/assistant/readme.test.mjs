@@ -51,6 +51,7 @@ const NOT_RUN = [
     'installs packages as root on a bare machine, before the clone: tools/debootstrap-check (before a release) installs git alone, so that the scripts must bring curl themselves'],
   ['tools/run', 'builds and runs the daemon in the foreground: the commands it prints are the first trace\'s, run below; the daemon it starts is the one every test starts'],
   ['tools/test', 'runs the whole suite, this file included'],
+  ['tools/deps test', 'installs what the suite needs (esbuild for the importer among it): tools/test runs it first'],
   ['npm ci --prefix tools/import', 'installs the importer\'s pinned npm packages: tests/import/run does it before tests/import/import.test.mjs'],
   ['build/tools/uitrail/uitrail import --out imported fixtures/rrweb/', 'tests/import/import.test.mjs imports the same file and checks its replayed lines against the live trace'],
   ['build/tools/uitrail/uitrail replay imported/', 'tests/import/import.test.mjs replays the imported recording and checks its lines'],
