@@ -55,6 +55,11 @@ typedef struct ut_observer {
     /* An event was accepted, after redaction, in the order it arrived:
      * what a recording stores, so that a replay sees the same input. */
     void (*on_accepted)(void *ud, const ut_event *ev);
+    /* The tab's scorer weighed a mutation flush at `time_us` (the tab's
+     * clock): what it amounted to under the engine's parameters
+     * (ut_stab_change). `uitrail tune --unlabelled` calls a flush the
+     * default parameters find VISIBLE a significant change. */
+    void (*on_flush)(void *ud, ut_str tab, int64_t time_us, ut_stab_change change);
     void *ud;
 } ut_observer;
 

@@ -149,6 +149,19 @@
 #define UT_TUNE_LABELS_MAX 10000                 /* true settles of one session */
 #define UT_TUNE_LABELS_FILE_MAX_BYTES (1u << 20) /* a <session>.labels sidecar file */
 #define UT_TUNE_SETTLE_WINDOW_MS 2000            /* a true settle without a stable mark this soon after it is missed */
+/* `uitrail tune --unlabelled` (tools/uitrail/tune_observed.h): a stable
+ * mark followed this soon by a significant change, with no user action in
+ * between, is a flap. The default action_window_ms (UT_DEAD_CLICK_MS): the
+ * time the scorer itself gives a page to answer an action, so a change
+ * within it belongs to what was going on, not to something new. */
+#define UT_TUNE_FLAP_WINDOW_MS UT_DEAD_CLICK_MS
+/* An answered action whose response no stable mark ends this soon is
+ * unsettled: the replay runs the clock 60 s past the last event
+ * (UT_CLI_SETTLE_US), and it bounds a latency in a partial result. */
+#define UT_TUNE_ACTION_SETTLE_MAX_MS 60000
+#define UT_TUNE_PARTIAL_MAX_BYTES (64u << 20)    /* one `uitrail tune --partial` file read by --merge */
+#define UT_TUNE_MERGE_FILES_MAX 4096             /* partial results of one --merge */
+#define UT_TUNE_COUNT_MAX 9007199254740991.0     /* a count in a partial result: 2^53 - 1, exact in any JSON reader */
 #define UT_TUNE_SVG_STEP_MS 20                   /* the plotted intensity is sampled this often... */
 #define UT_TUNE_SVG_SAMPLES_MAX 20000            /* ...unless that makes more samples: then evenly over the session */
 #define UT_IMPORT_JOBS_MAX 256                   /* `uitrail import -j` */

@@ -496,6 +496,8 @@ static ut_status apply_mutation(ut_engine *e, ut__tab *t, const ut_event *ev, in
     ut_event at = *ev;
     at.time_us = now;
     ut_stab_change change = ut_stab_mutation(t->stab, &at, on_stab_mark, &ms);
+    if (e->obs.on_flush)
+        e->obs.on_flush(e->obs.ud, ut__tab_key(t), now, change);
     if (change == UT_STAB_CHANGE_NONE)
         return UT_OK;
     if (change == UT_STAB_CHANGE_AWAITED) {

@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "uitrail/limits.h"
 
 int ut_cli_usage_error(const ut_cli_command *cmd, const char *fmt, ...)
 {
@@ -56,4 +59,16 @@ bool ut_cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
         return false;
     *out = (uint32_t)v;
     return true;
+}
+
+bool ut_cli_parse_shard(const char *s, uint32_t *shard, uint32_t *nshards)
+{
+    const char *slash = strchr(s, '/');
+    if (!slash || slash == s || (size_t)(slash - s) >= 16)
+        return false;
+    char index[16];
+    memcpy(index, s, (size_t)(slash - s));
+    index[slash - s] = '\0';
+    return ut_cli_parse_u32(index, 0, UT_IMPORT_SHARDS_MAX - 1, shard) &&
+           ut_cli_parse_u32(slash + 1, 1, UT_IMPORT_SHARDS_MAX, nshards) && *shard < *nshards;
 }

@@ -58,4 +58,9 @@ void ut_cli_append_escaped(ut_buf *out, const char *s);
 /* Parses a decimal integer in [min, max]; false for anything else. */
 bool ut_cli_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
+/* Parses --shard I/N, 0 <= I < N <= UT_IMPORT_SHARDS_MAX (`uitrail import`
+ * and `uitrail tune` share it, and the hash that picks a shard's inputs:
+ * ut_cli_import_name_hash). */
+bool ut_cli_parse_shard(const char *s, uint32_t *shard, uint32_t *nshards);
+
 #endif

@@ -53,19 +53,6 @@ typedef struct import_args {
     const char *node;       /* the Node.js program */
 } import_args;
 
-/* Parses --shard I/N (0 <= I < N). */
-static bool parse_shard(const char *s, uint32_t *shard, uint32_t *nshards)
-{
-    const char *slash = strchr(s, '/');
-    if (!slash || slash == s || (size_t)(slash - s) >= 16)
-        return false;
-    char index[16];
-    memcpy(index, s, (size_t)(slash - s));
-    index[slash - s] = '\0';
-    return ut_cli_parse_u32(index, 0, UT_IMPORT_SHARDS_MAX - 1, shard) &&
-           ut_cli_parse_u32(slash + 1, 1, UT_IMPORT_SHARDS_MAX, nshards) && *shard < *nshards;
-}
-
 static int import_parse(const ut_cli_command *self, int argc, char **argv, import_args *a)
 {
     enum { OPT_FORMAT = 256, OPT_OUT, OPT_TZ, OPT_SHARD };
@@ -95,7 +82,7 @@ static int import_parse(const ut_cli_command *self, int argc, char **argv, impor
                 return ut_cli_usage_error(self, "-j '%s': use a number from 1 to %d", optarg, UT_IMPORT_JOBS_MAX);
             break;
         case OPT_SHARD:
-            if (!parse_shard(optarg, &a->shard, &a->nshards))
+            if (!ut_cli_parse_shard(optarg, &a->shard, &a->nshards))
                 return ut_cli_usage_error(self, "--shard '%s': use I/N with 0 <= I < N <= %d", optarg,
                                           UT_IMPORT_SHARDS_MAX);
             break;

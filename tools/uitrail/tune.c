@@ -1,5 +1,7 @@
 /* uitrail tune: chooses the stability scorer's parameters from labelled
- * sessions (issue 6, "Tuning").
+ * sessions (issue 6, "Tuning"), or from unlabelled ones by what can be
+ * observed (--unlabelled, issue 26; tune_observed.h), over many machines
+ * with --shard, --partial and --merge.
  *
  * Each session (a recording, msgpack stream or JSON fixture) carries its
  * truth: the times its page truly settled, as uitrail.label entries in the
@@ -66,23 +68,62 @@ static const char tune_help[] =
     "  --svg-session NAME the session to plot (its file name without the\n"
     "                     extension; default: the first)\n"
     "\n"
-    "Exit status: 0 done; 1 a session could not be read or has no label;\n"
-    "2 bad arguments.\n";
+    "\n"
+    "Unlabelled sessions (imported ones: uitrail import) have no truth;\n"
+    "--unlabelled scores each setting by what can be observed instead,\n"
+    "every tab's events, under the same grid and replay:\n"
+    "  flaps      stable marks followed within 2 s (the default\n"
+    "             action_window_ms) by a change the scorer with its default\n"
+    "             parameters finds visible, with no user action (a click,\n"
+    "             change, typing or navigation) in between\n"
+    "  caps       stable marks that gave up waiting at busy_cap_ms/net_cap_ms\n"
+    "  unsettled  answered actions (a click or change followed by a visible\n"
+    "             change within 2 s and before the next action) with no\n"
+    "             stable mark after that change within 60 s\n"
+    "  median_ms, p95_ms  from an answered action to that stable mark\n"
+    "It recommends the setting with the lowest median action -> settle\n"
+    "among those with no more flaps (per hour) and no more unsettled\n"
+    "actions than the defaults (ties: p95, flaps, caps, the fewest\n"
+    "parameters changed). Labels, if any, are not read.\n"
+    "  --unlabelled       score what can be observed, as above\n"
+    "  --shard I/N        only the sessions whose file name hashes to I\n"
+    "                     modulo N (the shares of `uitrail import --shard`)\n"
+    "  --partial FILE     with --unlabelled: write the result as JSON to\n"
+    "                     FILE ('-': stdout) instead of the report\n"
+    "  --merge            the PATHs are --partial files (made with the same\n"
+    "                     --grid): print the report of all their sessions,\n"
+    "                     the one a single run over them prints\n"
+    "For many machines: run `uitrail tune --unlabelled --shard I/N --partial\n"
+    "part-I.json DIR` for I in 0..N-1 (GNU parallel, a Kubernetes Indexed\n"
+    "Job), then `uitrail tune --merge part-*.json`.\n"
+    "\n"
+    "Exit status: 0 done; 1 a session could not be read or has no label\n"
+    "(without --unlabelled), or a partial result could not be read; 2 bad\n"
+    "arguments.\n";
 
 /* Parses the options into `run` and `a`. Returns UT_CLI_OK, or the exit
  * status of a bad command line (said on stderr). */
 static int tune_parse(const ut_cli_command *self, int argc, char **argv, ut_tune_run *run, ut_tune_args *a)
 {
-    enum { OPT_GRID = 256, OPT_JOBS, OPT_SVG, OPT_SVG_SESSION };
+    enum { OPT_GRID = 256, OPT_JOBS, OPT_SVG, OPT_SVG_SESSION, OPT_UNLABELLED, OPT_SHARD, OPT_PARTIAL, OPT_MERGE };
     static const struct option options[] = {
         {"grid", required_argument, NULL, OPT_GRID},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"svg", required_argument, NULL, OPT_SVG},
         {"svg-session", required_argument, NULL, OPT_SVG_SESSION},
+        {"unlabelled", no_argument, NULL, OPT_UNLABELLED},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"partial", required_argument, NULL, OPT_PARTIAL},
+        {"merge", no_argument, NULL, OPT_MERGE},
         {NULL, 0, NULL, 0},
     };
     *a = (ut_tune_args){0};
     ut_tune_grid_defaults(&run->grid);
+    run->nshards = 1;
+    ut_stab_params def;
+    ut_stab_params_defaults(&def);
+    run->response_window_us = (int64_t)def.action_window_ms * 1000;
+    bool grid_given = false;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     run->jobs = cpus < 1 ? 1 : cpus > UT_TUNE_JOBS_MAX ? UT_TUNE_JOBS_MAX : (unsigned)cpus;
     char why[512];
@@ -94,6 +135,21 @@ static int tune_parse(const ut_cli_command *self, int argc, char **argv, ut_tune
         case OPT_GRID:
             if (!ut_tune_grid_parse(&run->grid, optarg, why, sizeof why))
                 return ut_cli_usage_error(self, "--grid: %s", why);
+            grid_given = true;
+            break;
+        case OPT_UNLABELLED:
+            run->unlabelled = true;
+            break;
+        case OPT_SHARD:
+            if (!ut_cli_parse_shard(optarg, &run->shard, &run->nshards))
+                return ut_cli_usage_error(self, "--shard '%s': use I/N with 0 <= I < N <= %d", optarg,
+                                          UT_IMPORT_SHARDS_MAX);
+            break;
+        case OPT_PARTIAL:
+            a->partial_path = optarg;
+            break;
+        case OPT_MERGE:
+            a->merge = true;
             break;
         case OPT_JOBS: {
             uint32_t jobs;
@@ -113,9 +169,18 @@ static int tune_parse(const ut_cli_command *self, int argc, char **argv, ut_tune
         }
     }
     if (optind >= argc)
-        return ut_cli_usage_error(self, "missing PATH (a labelled session or a directory of them)");
+        return ut_cli_usage_error(self, a->merge ? "missing FILE (a partial result of --partial)"
+                                                 : "missing PATH (a session or a directory of them)");
     if (a->svg_session && !a->svg_path)
         return ut_cli_usage_error(self, "--svg-session needs --svg FILE");
+    if (a->partial_path && !run->unlabelled)
+        return ut_cli_usage_error(self, "--partial needs --unlabelled (only its result adds up)");
+    if (a->merge && (grid_given || a->svg_path || a->partial_path || run->nshards > 1))
+        return ut_cli_usage_error(self, "--merge takes partial results only: the grid is theirs");
+    if (a->svg_path && run->unlabelled)
+        return ut_cli_usage_error(self, "--svg plots a labelled session: leave out --unlabelled");
+    if (argc - optind > UT_TUNE_MERGE_FILES_MAX && a->merge)
+        return ut_cli_usage_error(self, "--merge: more than %d files", UT_TUNE_MERGE_FILES_MAX);
     if (!ut_tune_grid_count(&run->grid))
         return ut_cli_usage_error(self, "--grid: more than %d settings; give fewer values", UT_TUNE_SETTINGS_MAX);
     run->nsettings = run->grid.nsettings + UT_TUNE_NREFS;
@@ -143,6 +208,10 @@ static int tune_sessions(const ut_cli_command *self, ut_tune_run *run, int argc,
             return ut_cli_usage_error(self, "--svg-session '%s': no such session among the PATHs", a->svg_session);
         a->svg_index = k;
     }
+    if (st == UT_OK && run->nsessions == 0 && !run->unlabelled) {
+        fprintf(stderr, "uitrail tune: no session in shard %u/%u\n", run->shard, run->nshards);
+        return UT_CLI_FAILED;
+    }
     if (st == UT_OK)
         st = ut_tune_read_sessions(run);
     if (st == UT_OK)
@@ -152,6 +221,85 @@ static int tune_sessions(const ut_cli_command *self, ut_tune_run *run, int argc,
     return st == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
 }
 
+/* Reads the partial result at `path` into `o`. Errors are said on stderr. */
+static int read_partial(const char *path, ut_tune_observed *o)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "uitrail tune: cannot open %s: %s\n", path, strerror(errno));
+        return UT_CLI_FAILED;
+    }
+    ut_buf buf = UT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && buf.len <= UT_TUNE_PARTIAL_MAX_BYTES)
+        ut_buf_append(&buf, chunk, n);
+    bool failed = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    char why[256] = "";
+    ut_status st = failed ? UT_EIO : buf.oom ? UT_ENOMEM : ut_tune_observed_parse((const char *)buf.data, buf.len, o, why, sizeof why);
+    ut_buf_free(&buf);
+    if (st != UT_OK)
+        fprintf(stderr, "uitrail tune: %s: %s\n", path, st == UT_EIO ? strerror(errno) : st == UT_ENOMEM ? "out of memory" : why);
+    return st == UT_OK ? UT_CLI_OK : UT_CLI_FAILED;
+}
+
+/* --merge FILE...: adds the partial results up and prints the report. */
+static int tune_merge(ut_tune_run *run, int argc, char **argv, const ut_tune_args *a)
+{
+    ut_tune_observed total = {0};
+    int rc = UT_CLI_OK;
+    for (int i = a->first_path; i < argc && rc == UT_CLI_OK; i++) {
+        ut_tune_observed part;
+        rc = read_partial(argv[i], i == a->first_path ? &total : &part);
+        if (rc != UT_CLI_OK || i == a->first_path)
+            continue;
+        char why[256];
+        ut_status st = ut_tune_observed_merge(&total, &part, why, sizeof why);
+        if (st != UT_OK) {
+            fprintf(stderr, "uitrail tune: %s: %s\n", argv[i], st == UT_ENOMEM ? "out of memory" : why);
+            rc = UT_CLI_FAILED;
+        }
+        ut_tune_observed_free(&part);
+    }
+    if (rc == UT_CLI_OK) {
+        run->grid = total.grid;
+        run->nsettings = total.nsettings;
+        rc = ut_tune_report_observed(run, &total);
+    }
+    ut_tune_observed_free(&total);
+    return rc;
+}
+
+/* Writes the unlabelled result to a.partial_path, or prints its report. */
+static int tune_observed(ut_tune_run *run, const ut_tune_args *a)
+{
+    ut_tune_observed o;
+    if (ut_tune_observed_from_run(run, &o) != UT_OK) {
+        ut_tune_observed_free(&o);
+        fprintf(stderr, "uitrail tune: out of memory\n");
+        return UT_CLI_FAILED;
+    }
+    int rc = UT_CLI_OK;
+    if (!a->partial_path) {
+        rc = ut_tune_report_observed(run, &o);
+    } else {
+        bool to_stdout = strcmp(a->partial_path, "-") == 0;
+        FILE *out = to_stdout ? stdout : fopen(a->partial_path, "w");
+        ut_status st = out ? ut_tune_observed_write(out, &o) : UT_EIO;
+        if (out && !to_stdout && fclose(out) != 0)
+            st = UT_EIO;
+        if (st != UT_OK) {
+            fprintf(stderr, "uitrail tune: writing %s failed: %s\n", a->partial_path,
+                    st == UT_ENOMEM ? "out of memory" : strerror(errno));
+            rc = UT_CLI_FAILED;
+        }
+    }
+    ut_tune_observed_free(&o);
+    return rc;
+}
+
 static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
 {
     ut_tune_run run = {0};
@@ -159,9 +307,12 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
     int rc = tune_parse(self, argc, argv, &run, &a);
     if (rc != UT_CLI_OK)
         return rc;
-    rc = tune_sessions(self, &run, argc, argv, &a);
-    if (rc == UT_CLI_OK)
-        rc = ut_tune_report(&run, &a);
+    if (a.merge)
+        rc = tune_merge(&run, argc, argv, &a);
+    else
+        rc = tune_sessions(self, &run, argc, argv, &a);
+    if (rc == UT_CLI_OK && !a.merge)
+        rc = run.unlabelled ? tune_observed(&run, &a) : ut_tune_report(&run, &a);
     if (fflush(stdout) != 0 && rc == UT_CLI_OK) {
         fprintf(stderr, "uitrail tune: writing the output failed: %s\n", strerror(errno));
         rc = UT_CLI_FAILED;
@@ -174,8 +325,9 @@ static int tune_run_cmd(const ut_cli_command *self, int argc, char **argv)
 
 const ut_cli_command ut_cli_tune = {
     .name = "tune",
-    .summary = "choose stability thresholds from labelled sessions",
-    .usage = "PATH... [--grid SPEC] [--jobs N] [--svg FILE] [--svg-session NAME]",
+    .summary = "choose stability thresholds from labelled or unlabelled sessions",
+    .usage = "PATH... [--unlabelled] [--grid SPEC] [--jobs N] [--shard I/N] [--partial FILE] [--svg FILE] "
+             "[--svg-session NAME] | --merge FILE...",
     .help = tune_help,
     .run = tune_run_cmd,
 };

@@ -1,8 +1,11 @@
 /* uitrail tune's inside, one file per subject: tune.c (the command line),
  * tune_grid.c (the grid over the scorer's parameters), tune_session.c
- * (the labelled sessions: their truth, their replay under each setting),
- * tune_report.c (the scores, the Pareto front, the recommendation, the
- * plot); tune_metrics.c scores one tab, tune_plot.c draws. */
+ * (the sessions: their truth or what is observed of them, their replay
+ * under each setting), tune_report.c (the scores, the Pareto front, the
+ * recommendation, the plot) and tune_report_observed.c (the same for
+ * unlabelled sessions), tune_partial.c (an unlabelled run's result as a
+ * file, read back and merged: --partial, --merge); tune_metrics.c and
+ * tune_observed.c score one tab, tune_plot.c draws. */
 #ifndef UITRAIL_TUNE_H
 #define UITRAIL_TUNE_H
 
@@ -13,6 +16,7 @@
 
 #include "drive.h"
 #include "tune_metrics.h"
+#include "tune_observed.h"
 #include "uitrail/limits.h"
 #include "uitrail/stability.h"
 
@@ -50,6 +54,13 @@ typedef struct ut_tune_tab {
     ut_tune_times starts;  /* change starts, sorted after loading */
     ut_tune_times marks;   /* stable marks of the run under way (one worker at a time) */
     bool seen;             /* an event of the tab was read (its first is a change start) */
+    /* Observed once under the default parameters, for --unlabelled
+     * (tune_observed.h): sorted after loading. */
+    ut_tune_times significant; /* flushes the default scorer finds visible */
+    ut_tune_times boundaries;  /* every user action */
+    ut_tune_times actions;     /* clicks and form changes */
+    int64_t first_us, last_us; /* the first and last event applied */
+    uint64_t caps;             /* stable marks of the run under way that gave up at a cap */
 } ut_tune_tab;
 
 typedef struct ut_tune_session {
@@ -62,6 +73,12 @@ typedef struct ut_tune_session {
     /* Per setting: the score, and the latencies (nsettles per setting). */
     ut_tune_score *scores;
     int64_t *latencies;
+    /* --unlabelled: per setting, the counts and the latencies (nanswered
+     * per setting, the first observed[i].settled of them in use). */
+    uint32_t nanswered;
+    uint64_t span_us; /* the tabs' spans, first to last event, summed */
+    ut_tune_obs *observed;
+    int64_t *obs_latencies;
     ut_status failed; /* UT_OK, or why the worker gave up on it */
 } ut_tune_session;
 
@@ -71,6 +88,9 @@ typedef struct ut_tune_run {
     ut_tune_grid grid;
     size_t nsettings; /* the grid's, then the two reference settings */
     unsigned jobs;
+    bool unlabelled;           /* --unlabelled: score what is observed (tune_observed.h) */
+    int64_t response_window_us; /* the default action_window_ms */
+    uint32_t shard, nshards;   /* --shard I/N: the sessions whose name hashes to I modulo N */
     atomic_size_t next_session;
 } ut_tune_run;
 
@@ -80,6 +100,8 @@ enum { UT_TUNE_REF_UITRAIL = 0, UT_TUNE_REF_DOMQUAKE = 1, UT_TUNE_NREFS = 2 };
 /* The command line besides the grid and the jobs (in ut_tune_run). */
 typedef struct ut_tune_args {
     const char *svg_path, *svg_session;
+    const char *partial_path; /* --partial FILE: write the unlabelled result there */
+    bool merge;               /* --merge: the PATHs are partial results */
     int first_path;   /* argv index of the first PATH */
     size_t svg_index; /* the session to plot */
 } ut_tune_args;
@@ -124,9 +146,56 @@ ut_status ut_tune_add_directory(ut_tune_run *run, const char *dir);
 /* Reads every session and its truth, once. */
 ut_status ut_tune_read_sessions(ut_tune_run *run);
 
+/* The result of an unlabelled run over a set of sessions: what a shard
+ * writes with --partial and --merge adds up. Every count is a sum over
+ * sessions, and the latencies a histogram, so that the report of merged
+ * shards is the report one process over every session gives. */
+typedef struct ut_tune_observed {
+    ut_tune_grid grid;
+    size_t nsettings; /* the grid's, then the two reference settings */
+    uint64_t sessions, tabs, answered, span_us;
+    ut_tune_obs *obs;      /* per setting */
+    ut_tune_hist *latency; /* per setting, in ms */
+} ut_tune_observed;
+
+/* Sums the sessions of an unlabelled run into `out`. UT_ENOMEM. */
+ut_status ut_tune_observed_from_run(const ut_tune_run *run, ut_tune_observed *out);
+
+/* ---- tune_partial.c ---- */
+
+/* Allocates the per-setting arrays of `o` for o->nsettings. UT_ENOMEM. */
+ut_status ut_tune_observed_alloc(ut_tune_observed *o);
+void ut_tune_observed_free(ut_tune_observed *o);
+/* Writes `o` as a partial result (JSON, PROTOCOL.md §5.4). UT_ENOMEM,
+ * UT_EIO (errno says why). */
+ut_status ut_tune_observed_write(FILE *out, const ut_tune_observed *o);
+/* Reads a partial result from `len` bytes into `o` (zeroed first): every
+ * field checked against its limits and the others (the grid's values
+ * within their bounds, the settings its count, the counts consistent).
+ * UT_EPROTO with a reason in `why`, UT_ELIMIT, UT_ENOMEM. */
+ut_status ut_tune_observed_parse(const char *data, size_t len, ut_tune_observed *o, char *why, size_t whylen);
+/* Adds `add` into `into`: both must have the same grid. UT_EINVAL (a
+ * different grid) or UT_ELIMIT (a count past UT_TUNE_COUNT_MAX) with a
+ * reason in `why`, UT_ENOMEM. */
+ut_status ut_tune_observed_merge(ut_tune_observed *into, const ut_tune_observed *add, char *why, size_t whylen);
+
 /* ---- tune_report.c ---- */
 
 /* Scores the settings and prints the report (and the plot). */
 int ut_tune_report(ut_tune_run *run, const ut_tune_args *a);
+
+/* The parts of a report both modes print. */
+unsigned ut_tune_changed_from_defaults(const ut_stab_params *p);
+/* The parameter columns' names, then the values of `p`, after a row. */
+void ut_tune_print_param_header(const ut_tune_run *run);
+void ut_tune_print_param_cells(const ut_tune_run *run, const ut_stab_params *p);
+/* "Recommended: ...", then `warning` (NULL: none), how it differs from
+ * the defaults, and the setting as uitraild's options. */
+void ut_tune_print_verdict(const ut_stab_params *p, const char *warning);
+
+/* ---- tune_report_observed.c ---- */
+
+/* Prints the report of an unlabelled run (run->grid names the settings). */
+int ut_tune_report_observed(const ut_tune_run *run, const ut_tune_observed *o);
 
 #endif

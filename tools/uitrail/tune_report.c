@@ -12,7 +12,7 @@
 /* ---- Output ---- */
 
 /* How many parameters of `p` differ from the uitrail defaults. */
-static unsigned changed_from_defaults(const ut_stab_params *p)
+unsigned ut_tune_changed_from_defaults(const ut_stab_params *p)
 {
     ut_stab_params def;
     ut_stab_params_defaults(&def);
@@ -37,12 +37,33 @@ static bool domquake_uses(size_t i)
            strcmp(n, "window_ms") == 0;
 }
 
-static void print_header(const ut_tune_run *run)
+void ut_tune_print_param_header(const ut_tune_run *run)
 {
-    printf("%-10s %5s %9s %7s %9s %7s", "", "ties", "premature", "missed", "median_ms", "p95_ms");
     for (size_t i = 0; i < UT_TUNE_NPARAMS; i++)
         if (column_shown(run, i))
             printf("  %s", ut_tune_param_name(i));
+    printf("\n");
+}
+
+static void print_header(const ut_tune_run *run)
+{
+    printf("%-10s %5s %9s %7s %9s %7s", "", "ties", "premature", "missed", "median_ms", "p95_ms");
+    ut_tune_print_param_header(run);
+}
+
+/* The DOMQuake row shows "-" for the parameters its model does not use. */
+void ut_tune_print_param_cells(const ut_tune_run *run, const ut_stab_params *p)
+{
+    for (size_t i = 0; i < UT_TUNE_NPARAMS; i++) {
+        if (!column_shown(run, i))
+            continue;
+        int width = (int)strlen(ut_tune_param_name(i));
+        bool ignored = p->model == UT_STAB_MODEL_DOMQUAKE && !domquake_uses(i);
+        if (ignored)
+            printf("  %*s", width, "-");
+        else
+            printf("  %*g", width, ut_tune_param_get(p, i));
+    }
     printf("\n");
 }
 
@@ -55,8 +76,7 @@ static void print_ms(int64_t us, bool has)
 }
 
 /* One row: the label, how many other settings scored the same (`ties`),
- * the metrics and the parameters. The DOMQuake row shows "-" for the
- * parameters its model does not use. */
+ * the metrics and the parameters. */
 static void print_row(const ut_tune_run *run, const char *label, size_t ties, const ut_tune_summary *sum,
                       const ut_stab_params *p)
 {
@@ -68,17 +88,7 @@ static void print_row(const ut_tune_run *run, const char *label, size_t ties, co
         printf(" %7.0f", (double)sum->p95_us / 1000.0);
     else
         printf(" %7s", "-");
-    for (size_t i = 0; i < UT_TUNE_NPARAMS; i++) {
-        if (!column_shown(run, i))
-            continue;
-        int width = (int)strlen(ut_tune_param_name(i));
-        bool ignored = p->model == UT_STAB_MODEL_DOMQUAKE && !domquake_uses(i);
-        if (ignored)
-            printf("  %*s", width, "-");
-        else
-            printf("  %*g", width, ut_tune_param_get(p, i));
-    }
-    printf("\n");
+    ut_tune_print_param_cells(run, p);
 }
 
 /* Lists the sessions with premature marks or missed settles under
@@ -178,7 +188,7 @@ static ut_status tune_score(const ut_tune_run *run, uint32_t nsettles, tune_scor
     for (size_t k = 0; k < run->nsettings; k++) {
         ut_stab_params p;
         ut_tune_setting_params(run, k, &p);
-        sc->changed[k] = changed_from_defaults(&p);
+        sc->changed[k] = ut_tune_changed_from_defaults(&p);
         ut_tune_summarize(run, k, scratch, &sc->rows[k]);
     }
     ut_free(scratch);
@@ -233,13 +243,23 @@ static void print_recommended(const ut_tune_run *run, const tune_scores *sc, ut_
     print_failures(run, ref_domquake, "Failures of DOMQuake");
     print_failures(run, sc->best, "Failures of the recommended");
 
-    printf("\nRecommended: ");
+    printf("\n");
+    ut_tune_print_verdict(p, sc->rows[sc->best].premature_sessions > 0
+                                 ? "Warning: every setting of the grid gives premature stable marks.\n"
+                                 : NULL);
+}
+
+/* "Recommended: ...", then `warning` (NULL: none), how the setting
+ * differs from the defaults, and the setting as uitraild's options. */
+void ut_tune_print_verdict(const ut_stab_params *p, const char *warning)
+{
+    printf("Recommended: ");
     print_params(p);
-    if (sc->rows[sc->best].premature_sessions > 0)
-        printf("Warning: every setting of the grid gives premature stable marks.\n");
+    if (warning)
+        fputs(warning, stdout);
     ut_stab_params def;
     ut_stab_params_defaults(&def);
-    if (sc->changed[sc->best] == 0) {
+    if (ut_tune_changed_from_defaults(p) == 0) {
         printf("It is the default setting (ut_stab_params_defaults).\n");
     } else {
         printf("It differs from the defaults (ut_stab_params_defaults) in:");

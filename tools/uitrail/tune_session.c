@@ -1,6 +1,8 @@
-/* uitrail tune: the labelled sessions (tune.h): found, read once for
- * their truth, then replayed under every setting on worker threads. */
+/* uitrail tune: the sessions (tune.h): found, read once for their truth
+ * (labelled) or what is observed of them under the default parameters
+ * (--unlabelled), then replayed under every setting on worker threads. */
 #include "cli.h"
+#include "import.h"
 #include "tune.h"
 
 #include <dirent.h>
@@ -85,12 +87,17 @@ void ut_tune_session_free(ut_tune_session *s)
         ut_tune_times_free(&s->tabs[i].settles);
         ut_tune_times_free(&s->tabs[i].starts);
         ut_tune_times_free(&s->tabs[i].marks);
+        ut_tune_times_free(&s->tabs[i].significant);
+        ut_tune_times_free(&s->tabs[i].boundaries);
+        ut_tune_times_free(&s->tabs[i].actions);
     }
     ut_free(s->tabs);
     ut_free(s->path);
     ut_free(s->name);
     ut_free(s->scores);
     ut_free(s->latencies);
+    ut_free(s->observed);
+    ut_free(s->obs_latencies);
     ut_cli_input_free(&s->input);
 }
 
@@ -216,11 +223,87 @@ static ut_status truth_event(void *ud, const ut_event *ev)
     return UT_OK;
 }
 
-/* Reads the session's truth: its labels (stream and sidecar) and change
- * starts. Reports rejected records and damage once, here. */
-static ut_status read_truth(ut_tune_session *s, ut_rec_reader *reader)
+/* What is observed of an applied event (tune_observed.h): the tab's span,
+ * its user actions, and of those the actions the scorer answers. */
+static void observe_applied(void *ud, const ut_event *ev)
 {
-    ut_status st = load_sidecar(s);
+    truth_pass *tp = ud;
+    if (tp->failed != UT_OK || ev->kind == UT_KIND_CLOSE)
+        return;
+    ut_tune_tab *t = session_tab(tp->s, ev->tab, true);
+    if (!t) {
+        tp->failed = UT_ENOMEM;
+        return;
+    }
+    if (t->first_us == 0 || ev->time_us < t->first_us)
+        t->first_us = ev->time_us;
+    if (ev->time_us > t->last_us)
+        t->last_us = ev->time_us;
+    bool answered = ev->kind == UT_KIND_CLICK || ev->kind == UT_KIND_CHANGE;
+    bool user = answered || ev->kind == UT_KIND_NAV || (ev->kind == UT_KIND_MUTATION && ev->input);
+    if ((user && ut_tune_times_push(&t->boundaries, ev->time_us) != UT_OK) ||
+        (answered && ut_tune_times_push(&t->actions, ev->time_us) != UT_OK))
+        tp->failed = UT_ENOMEM;
+}
+
+/* A flush the default scorer finds visible is a significant change. */
+static void observe_flush(void *ud, ut_str tab, int64_t time_us, ut_stab_change change)
+{
+    truth_pass *tp = ud;
+    if (tp->failed != UT_OK || change != UT_STAB_CHANGE_VISIBLE)
+        return;
+    ut_tune_tab *t = session_tab(tp->s, tab, true);
+    if (!t || ut_tune_times_push(&t->significant, time_us) != UT_OK)
+        tp->failed = UT_ENOMEM;
+}
+
+/* Keeps the tabs `keep` says, sorts what they hold, and frees the rest. */
+static void keep_tabs(ut_tune_session *s, bool unlabelled)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->ntabs; i++) {
+        ut_tune_tab *t = &s->tabs[i];
+        ut_tune_times *lists[] = {&t->settles, &t->starts, &t->significant, &t->boundaries, &t->actions};
+        bool keep = unlabelled ? t->seen : t->settles.n > 0;
+        for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
+            if (keep)
+                ut_tune_times_sort(lists[k]);
+            else
+                ut_tune_times_free(lists[k]);
+        }
+        if (!keep) {
+            ut_free(t->id);
+            ut_tune_times_free(&t->marks);
+            continue;
+        }
+        s->tabs[kept++] = *t;
+    }
+    s->ntabs = kept;
+}
+
+/* The actions answered in `s` and its span, once the tabs are sorted. */
+static void count_observed(ut_tune_session *s, int64_t response_window_us)
+{
+    s->nanswered = 0;
+    s->span_us = 0;
+    for (size_t i = 0; i < s->ntabs; i++) {
+        const ut_tune_tab *t = &s->tabs[i];
+        ut_tune_obs_tab in = {.significant = t->significant.v, .nsignificant = t->significant.n,
+                              .boundaries = t->boundaries.v, .nboundaries = t->boundaries.n,
+                              .actions = t->actions.v, .nactions = t->actions.n,
+                              .response_window_us = response_window_us};
+        s->nanswered += (uint32_t)ut_tune_obs_answered(&in);
+        if (t->last_us > t->first_us)
+            s->span_us += (uint64_t)(t->last_us - t->first_us);
+    }
+}
+
+/* Reads the session's truth: its labels (stream and sidecar) and change
+ * starts, or (unlabelled) what the default scorer observes. Reports
+ * rejected records and damage once, here. */
+static ut_status read_truth(const ut_tune_run *run, ut_tune_session *s, ut_rec_reader *reader)
+{
+    ut_status st = run->unlabelled ? UT_OK : load_sidecar(s);
     if (st != UT_OK)
         return st;
     ut_config cfg;
@@ -230,32 +313,25 @@ static ut_status read_truth(ut_tune_session *s, ut_rec_reader *reader)
     if ((st = ut_engine_new(&cfg, &engine, err, sizeof err)) != UT_OK)
         return st;
     truth_pass tp = {.s = s};
+    const ut_observer obs = {.on_applied = observe_applied, .on_flush = observe_flush, .ud = &tp};
+    ut_engine_set_observer(engine, &obs);
     ut_cli_drive d = {.command = "tune", .path = s->path, .engine = engine, .before_event = truth_event,
-                      .on_label = truth_label, .ud = &tp};
+                      .on_label = run->unlabelled ? NULL : truth_label, .ud = &tp};
     st = ut_cli_drive_begin(&d);
     if (st == UT_OK)
         st = ut_cli_drive_input(&d, &s->input, reader);
+    if (st == UT_OK)
+        ut_cli_drive_settle(&d); /* the flushes a late mark would follow are all seen by now */
     ut_cli_drive_end(&d);
     ut_engine_free(engine);
     if (tp.failed != UT_OK)
         st = tp.failed;
     if (st != UT_OK)
         return st;
-    /* Keep the labelled tabs only. */
-    size_t kept = 0;
-    for (size_t i = 0; i < s->ntabs; i++) {
-        ut_tune_tab *t = &s->tabs[i];
-        if (t->settles.n == 0) {
-            ut_free(t->id);
-            ut_tune_times_free(&t->settles);
-            ut_tune_times_free(&t->starts);
-            continue;
-        }
-        ut_tune_times_sort(&t->settles);
-        ut_tune_times_sort(&t->starts);
-        s->tabs[kept++] = *t;
-    }
-    s->ntabs = kept;
+    /* Keep the labelled tabs only, or every tab that had an event. */
+    keep_tabs(s, run->unlabelled);
+    if (run->unlabelled)
+        count_observed(s, run->response_window_us);
     return UT_OK;
 }
 
@@ -269,6 +345,25 @@ static void collect_mark(void *ud, ut_str tab, const ut_mark *m)
     ut_tune_tab *t = session_tab(s, tab, false);
     if (t && ut_tune_times_push(&t->marks, m->time_us) != UT_OK)
         s->failed = UT_ENOMEM;
+    if (t && m->gave_up)
+        t->caps++;
+}
+
+/* Applies the observed rules (tune_observed.h) to the marks of setting
+ * `index` in every tab of `s`. */
+static void observe_setting(const ut_tune_run *run, ut_tune_session *s, size_t index)
+{
+    ut_tune_obs *o = &s->observed[index];
+    *o = (ut_tune_obs){0};
+    int64_t *lat = s->obs_latencies + index * s->nanswered;
+    size_t n = 0;
+    for (size_t i = 0; i < s->ntabs; i++) {
+        const ut_tune_tab *t = &s->tabs[i];
+        ut_tune_obs_tab in = {t->marks.v, t->marks.n, t->significant.v, t->significant.n, t->boundaries.v,
+                              t->boundaries.n, t->actions.v, t->actions.n, run->response_window_us};
+        n += ut_tune_observe_tab(&in, o, lat + n);
+        o->caps += t->caps;
+    }
 }
 
 /* Replays session `s` under setting `index` and stores its score. */
@@ -282,8 +377,10 @@ static ut_status score_setting(ut_tune_run *run, ut_tune_session *s, size_t inde
     ut_status st = ut_engine_new(&cfg, &engine, err, sizeof err);
     if (st != UT_OK)
         return st;
-    for (size_t i = 0; i < s->ntabs; i++)
+    for (size_t i = 0; i < s->ntabs; i++) {
         s->tabs[i].marks.n = 0;
+        s->tabs[i].caps = 0;
+    }
     const ut_observer obs = {.on_mark = collect_mark, .ud = s};
     ut_engine_set_observer(engine, &obs);
     ut_cli_drive d = {.command = "tune", .path = s->path, .engine = engine, .quiet = true};
@@ -302,6 +399,10 @@ static ut_status score_setting(ut_tune_run *run, ut_tune_session *s, size_t inde
         st = s->failed;
     if (st != UT_OK)
         return st;
+    if (run->unlabelled) {
+        observe_setting(run, s, index);
+        return UT_OK;
+    }
     ut_tune_score *score = &s->scores[index];
     *score = (ut_tune_score){0};
     int64_t *lat = s->latencies + index * s->nsettles;
@@ -347,6 +448,12 @@ ut_status ut_tune_run_grid(ut_tune_run *run)
         s->latencies = ut_calloc(run->nsettings * (s->nsettles ? s->nsettles : 1), sizeof *s->latencies);
         if (!s->scores || !s->latencies)
             return UT_ENOMEM;
+        if (run->unlabelled) {
+            s->observed = ut_calloc(run->nsettings, sizeof *s->observed);
+            s->obs_latencies = ut_calloc(run->nsettings * (s->nanswered ? s->nanswered : 1), sizeof *s->obs_latencies);
+            if (!s->observed || !s->obs_latencies)
+                return UT_ENOMEM;
+        }
     }
     atomic_store(&run->next_session, 0);
     unsigned jobs = run->jobs < run->nsessions ? run->jobs : (unsigned)run->nsessions;
@@ -382,6 +489,41 @@ void ut_tune_summarize(const ut_tune_run *run, size_t index, int64_t *scratch, u
     ut_tune_summary_latency(out, scratch, n);
 }
 
+/* Sums the sessions of an unlabelled run into `out` (tune.h). */
+ut_status ut_tune_observed_from_run(const ut_tune_run *run, ut_tune_observed *out)
+{
+    *out = (ut_tune_observed){.grid = run->grid, .nsettings = run->nsettings, .sessions = run->nsessions};
+    ut_status st = ut_tune_observed_alloc(out);
+    size_t nanswered = 0;
+    for (size_t i = 0; i < run->nsessions; i++) {
+        out->tabs += run->sessions[i].ntabs;
+        out->answered += run->sessions[i].nanswered;
+        out->span_us += run->sessions[i].span_us;
+        nanswered += run->sessions[i].nanswered;
+    }
+    int64_t *scratch = ut_calloc(nanswered ? nanswered : 1, sizeof *scratch);
+    if (!scratch)
+        st = UT_ENOMEM;
+    for (size_t k = 0; k < run->nsettings && st == UT_OK; k++) {
+        ut_tune_obs *sum = &out->obs[k];
+        size_t n = 0;
+        for (size_t i = 0; i < run->nsessions; i++) {
+            const ut_tune_session *s = &run->sessions[i];
+            const ut_tune_obs *o = &s->observed[k];
+            sum->marks += o->marks;
+            sum->flaps += o->flaps;
+            sum->caps += o->caps;
+            sum->settled += o->settled;
+            sum->unsettled += o->unsettled;
+            memcpy(scratch + n, s->obs_latencies + k * s->nanswered, o->settled * sizeof *scratch);
+            n += o->settled;
+        }
+        st = ut_tune_hist_from_us(&out->latency[k], scratch, n);
+    }
+    ut_free(scratch);
+    return st;
+}
+
 /* ---- Collecting sessions ---- */
 
 static bool is_session_name(const char *name)
@@ -400,6 +542,10 @@ static bool is_session_name(const char *name)
 
 ut_status ut_tune_add_session(ut_tune_run *run, const char *path)
 {
+    /* --shard I/N: the same share of the sessions as `uitrail import
+     * --shard I/N` would take of files with these names. */
+    if (run->nshards > 1 && ut_cli_import_name_hash(path) % run->nshards != run->shard)
+        return UT_OK;
     if (run->nsessions == UT_TUNE_FILES_MAX) {
         fprintf(stderr, "uitrail tune: more than %d sessions; tune on fewer at a time\n", UT_TUNE_FILES_MAX);
         return UT_ELIMIT;
@@ -490,9 +636,11 @@ ut_status ut_tune_read_sessions(ut_tune_run *run)
         ut_tune_session *s = &run->sessions[i];
         st = ut_cli_input_load("tune", s->path, &s->input);
         if (st == UT_OK)
-            st = read_truth(s, reader);
-        if (st == UT_OK && s->nsettles == 0) {
-            fprintf(stderr, "uitrail tune: %s: no true settle: add uitrail.label entries or a .labels file\n",
+            st = read_truth(run, s, reader);
+        if (st == UT_OK && !run->unlabelled && s->nsettles == 0) {
+            fprintf(stderr,
+                    "uitrail tune: %s: no true settle: add uitrail.label entries or a .labels file, or tune with "
+                    "--unlabelled\n",
                     s->path);
             st = UT_ENOENT;
         }
