@@ -9,6 +9,11 @@ uitrail=$1
 root=$2
 case_name=$3
 labelled=$root/fixtures/sessions/labelled
+# Sessions without labels: the stories (clicks and forms) and real page
+# loads; a small grid keeps the cases fast.
+unlabelled_sessions=("$root"/fixtures/sessions/{bluewidget,checkout20,full20,perms20,refund20}.json
+                     "$root"/fixtures/sessions/real/{page_loads,script_sort_burst,unload_no_return}.json)
+small_grid='enter_threshold=0.5;exit_threshold=0.02;quiet_ms=100,200,300;window_ms=300;busy_cap_ms=10000'
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -311,6 +316,92 @@ daemon_runs_recommended)
   wait_ready "$pid"
   grep -q ready "$work/daemon.err" || { cat "$work/tuned.conf" "$work/daemon.err" >&2; fail "uitraild refused the config ($(daemon_state "$pid"))"; }
   kill "$pid"; wait "$pid" ;;
+unlabelled)
+  # Sessions without labels (issue 26 item 4): the report's shape, the
+  # objective met, and the labelled mode still asking for labels.
+  run 1 tune "${unlabelled_sessions[@]}"
+  stderr_has "no true settle: add uitrail.label entries or a .labels file, or tune with --unlabelled"
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid"
+  stdout_has "uitrail tune --unlabelled: ${#unlabelled_sessions[@]} sessions,"
+  stdout_has "3 settings of the uitrail model"
+  stdout_has "Objective: the lowest median action -> settle among the settings with no more flaps"
+  grep -qE '^front \* ' "$work/out" || fail "the recommended setting is not marked on the front"
+  for label in default domquake recommend; do
+    grep -qE "^$label +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9]+ +([0-9]+|-) +([0-9]+|-) " "$work/out" || fail "no $label row"
+  done
+  answered=$(sed -n 's/.* \([0-9]*\) answered actions.*/\1/p' "$work/out")
+  [ "${answered:-0}" -gt 0 ] || fail "no answered action in the stories"
+  # The objective: no more flaps nor unsettled actions than the defaults,
+  # and a median no slower.
+  [ "$(column recommend flaps)" -le "$(column default flaps)" ] || fail "the recommendation flaps more than the default"
+  [ "$(column recommend unsettled)" -le "$(column default unsettled)" ] || fail "the recommendation leaves more unsettled"
+  [ "$(column recommend median_ms)" -le "$(column default median_ms)" ] || fail "the recommendation is slower than the default"
+  # The same report with one job; --partial and --merge of one file give it too.
+  cp "$work/out" "$work/out.parallel"
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid" --jobs 1
+  cmp -s "$work/out" "$work/out.parallel" || fail "--jobs 1 gives another report"
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid" --partial "$work/all.json"
+  run 0 tune --merge "$work/all.json"
+  cmp -s "$work/out" "$work/out.parallel" || fail "--merge of the whole run's partial result gives another report" ;;
+unlabelled_shards)
+  # N shards run in turn, merged, print byte for byte the report of one
+  # process over every session; each session goes to exactly one shard.
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid"
+  cp "$work/out" "$work/one"
+  shards=4
+  for i in $(seq 0 $((shards - 1))); do
+    run 0 tune --unlabelled --shard "$i/$shards" "${unlabelled_sessions[@]}" --grid "$small_grid" --partial "$work/part-$i.json"
+  done
+  total=0
+  for i in $(seq 0 $((shards - 1))); do
+    n=$(grep -o '"sessions":[0-9]*' "$work/part-$i.json" | cut -d: -f2)
+    total=$((total + n))
+  done
+  [ "$total" -eq "${#unlabelled_sessions[@]}" ] || fail "the shards hold $total sessions, not ${#unlabelled_sessions[@]}"
+  run 0 tune --merge "$work"/part-*.json
+  diff "$work/one" "$work/out" >&2 || fail "the merged shards give another report than one process"
+  # Shards of another grid do not merge.
+  run 0 tune --unlabelled --shard 0/2 "${unlabelled_sessions[@]}" --grid 'quiet_ms=100,300' --partial "$work/other.json"
+  run 1 tune --merge "$work/part-0.json" "$work/other.json"
+  stderr_has "other.json: made with another grid: run every shard with the same --grid" ;;
+unlabelled_parallel)
+  # The shards under GNU parallel (Debian's `parallel`), the local batch
+  # engine PROTOCOL.md §5.4 names, merged: the report of one process.
+  if ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
+    echo "GNU parallel is not installed (Debian package parallel): skipped" >&2
+    exit 77
+  fi
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid"
+  cp "$work/out" "$work/one"
+  parallel --will-cite --halt now,fail=1 "$uitrail" tune --unlabelled --shard '{}/3' --grid "'$small_grid'" \
+    --partial "$work/part-{}.json" "${unlabelled_sessions[@]}" ::: 0 1 2 >"$work/parallel.out" 2>&1 ||
+    { cat "$work/parallel.out" >&2; fail "a shard under GNU parallel failed"; }
+  run 0 tune --merge "$work"/part-{0,1,2}.json
+  diff "$work/one" "$work/out" >&2 || fail "the shards under GNU parallel give another report than one process" ;;
+unlabelled_bad)
+  # --partial and --merge refuse what they cannot honour; a hostile or
+  # truncated partial result is said, never read (the whole table is
+  # test_tune_observed's).
+  run 2 tune --partial "$work/p.json" "${unlabelled_sessions[@]}"
+  stderr_has "--partial needs --unlabelled"
+  run 2 tune --merge
+  stderr_has "missing FILE (a partial result of --partial)"
+  run 2 tune --merge --grid 'quiet_ms=100' "$work/p.json"
+  stderr_has "--merge takes partial results only"
+  run 2 tune --unlabelled --shard 2/2 "${unlabelled_sessions[@]}"
+  stderr_has "--shard '2/2': use I/N with 0 <= I < N"
+  run 1 tune --merge "$work/nope.json"
+  stderr_has "cannot open $work/nope.json"
+  run 0 tune --unlabelled "${unlabelled_sessions[@]}" --grid "$small_grid" --partial "$work/p.json"
+  head -c 100 "$work/p.json" >"$work/cut.json"
+  run 1 tune --merge "$work/cut.json"
+  stderr_has "cut.json: bad JSON"
+  sed 's/"flaps":[0-9]*/"flaps":-1/' "$work/p.json" >"$work/neg.json"
+  run 1 tune --merge "$work/neg.json"
+  stderr_has 'neg.json: "flaps": want a whole number from 0 to 2^53-1'
+  printf '[' >"$work/deep.json"; head -c 100000 /dev/zero | tr '\0' '[' >>"$work/deep.json"
+  run 1 tune --merge "$work/deep.json"
+  stderr_has "deep.json: bad JSON" ;;
 *)
   echo "tune_cli_test.sh: unknown case $case_name" >&2
   exit 2 ;;
