@@ -366,7 +366,7 @@ unlabelled_shards)
   stderr_has "other.json: made with another grid: run every shard with the same --grid" ;;
 unlabelled_parallel)
   # The shards under GNU parallel (Debian's `parallel`), the local batch
-  # engine PROTOCOL.md §5.4 names, merged: the report of one process.
+  # engine PROTOCOL.md §5.3 names, merged: the report of one process.
   if ! parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
     echo "GNU parallel is not installed (Debian package parallel): skipped" >&2
     exit 77

@@ -166,7 +166,7 @@ ut_status ut_tune_observed_from_run(const ut_tune_run *run, ut_tune_observed *ou
 /* Allocates the per-setting arrays of `o` for o->nsettings. UT_ENOMEM. */
 ut_status ut_tune_observed_alloc(ut_tune_observed *o);
 void ut_tune_observed_free(ut_tune_observed *o);
-/* Writes `o` as a partial result (JSON, PROTOCOL.md §5.4). UT_ENOMEM,
+/* Writes `o` as a partial result (JSON, PROTOCOL.md §5.3). UT_ENOMEM,
  * UT_EIO (errno says why). */
 ut_status ut_tune_observed_write(FILE *out, const ut_tune_observed *o);
 /* Reads a partial result from `len` bytes into `o` (zeroed first): every

@@ -1,7 +1,7 @@
 /* uitrail tune --partial / --merge: the result of an unlabelled run over
  * some sessions as a file, read back and added up (tune.h), so that N
  * shards on N machines give the report one process over every session
- * gives. The format is PROTOCOL.md §5.4; a partial result comes from
+ * gives. The format is PROTOCOL.md §5.3; a partial result comes from
  * another machine, so the reader trusts nothing in it: every count is
  * bounded and checked against the others. */
 #include "tune.h"
