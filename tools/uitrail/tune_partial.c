@@ -95,6 +95,8 @@ typedef struct reader {
     size_t whylen;
 } reader;
 
+static ut_status bad(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static ut_status bad(reader *r, const char *fmt, ...)
 {
     va_list ap;
