@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_aggrid_needs_chromium_and_uitraild', { skip }, () => {});
@@ -26,25 +27,7 @@ describe('corpus: ag-grid, native dialog, notyf', { skip: skip || false }, () =>
     await run.until(tab, 'navigate /corpus/orders-aggrid.html');
     await run.stable(tab);
 
-    await page.fill('#quick-filter', 'ann.lee@example.com');
-    await page.keyboard.press('Tab');
-    await page.click('[role="columnheader"][col-id="total"]');
-    await run.until(tab, '"Total"');
-    await run.stable(tab);
-    await page.locator('[row-id="4411"]').getByRole('button', { name: 'Details' }).click();
-    await run.until(tab, 'opened dialog "Order 4411"');
-    await run.stable(tab);
-    await page.getByRole('button', { name: 'Close' }).click();
-    await run.until(tab, 'closed dialog');
-    await run.stable(tab);
-    await page.locator('[row-id="4411"]').getByRole('button', { name: 'Refund' }).click();
-    await run.until(tab, 'order.refund_failed');
-    await run.until(tab, '→ status "Refund of');
-    await run.stable(tab);
-    // A dead click: the daemon settles it once 2 s passed with no response.
-    const dead = await run.act(tab, () => page.click('[row-id="4411"] [col-id="customer"]'), 8000);
-    assert.equal(dead.after, 'settled', `the dead click settles: ${JSON.stringify(dead)}`);
-    await run.until(tab, 'click row "4411"');
+    await STORIES.aggrid.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       `- HH:MM:SS click row "4411" (row: ${ROW_4411})`,

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -34,21 +35,7 @@ describe('corpus: Ant Design', { skip: skip || false }, () => {
 
   test('test_corpus_antd_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
-    await run.act(tab, () => page.locator('.ant-select').first().click());
-    await run.act(tab, () => page.locator('.ant-select-item-option', { hasText: 'Paid' }).click());
-    await page.waitForSelector('tr[data-row-key="4412"]', { state: 'detached' });
-    await run.until(tab, 'closed listbox "Status"');
-    await run.act(tab, () => page.locator('tr[data-row-key="4411"]').getByRole('button', { name: 'Refund' }).click());
-    await run.until(tab, 'Refund order 4411');
-    await run.act(tab, () => page.locator('.ant-modal-footer .ant-btn-primary').click());
-    await page.waitForSelector('text=Choose a reason');
-    await page.getByLabel('Amount').fill('30');
-    await run.act(tab, () => page.locator('.ant-modal .ant-select').click());
-    await run.act(tab, () => page.locator('.ant-select-item-option', { hasText: 'Damaged in transit' }).click());
-    await run.until(tab, 'closed listbox "Reason"');
-    await page.getByLabel('Note to customer').fill(SENTINELS[3]);
-    await run.act(tab, () => page.locator('.ant-modal-footer .ant-btn-primary').click());
-    await run.until(tab, 'closed dialog "Refund order 4411"');
+    await STORIES.antd.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed dialog "Refund order 4411": Customer: Ann Lee · Paid: $120.00 · $ · Damaged in transit',

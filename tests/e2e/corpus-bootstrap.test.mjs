@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -29,19 +30,7 @@ describe('corpus: Bootstrap 5', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /corpus/checkout-bootstrap.html');
     await run.stable(tab);
 
-    await run.act(tab, () => page.getByRole('button', { name: 'Cart (2)' }).click());
-    await page.locator('#cart.show').waitFor();
-    await run.act(tab, () => page.locator('#cart .btn-close').click());
-    await page.locator('#cart:not(.show)').waitFor({ state: 'attached' });
-    await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
-    await page.locator('form.was-validated').waitFor();
-    await page.fill('#email', SENTINELS[0]);
-    await page.fill('#card', '4111 1111 1111 1111');
-    await run.act(tab, () => page.getByLabel('I accept the terms').check());
-    await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
-    await run.until(tab, '"Order placed"');
-    await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
-    await run.until(tab, 'closed dialog "Order placed"');
+    await STORIES.bootstrap.drive(run, tab, page);
 
     // Bootstrap removes the modal's backdrop when its fade-out transition
     // ends: on a busy machine that is late in the page's own time, after the

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, pastDebounce, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -31,16 +32,7 @@ describe('corpus: Downshift', { skip: skip || false }, () => {
 
   test('test_corpus_downshift_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
-    await run.act(tab, () => page.getByRole('combobox').click());
-    await page.keyboard.type('sup');
-    await page.getByRole('option', { name: 'Support' }).waitFor();
-    // The pointer rests on the option before the press, as a user's does:
-    // Downshift highlights it (aria-selected) on that move, not on the click.
-    await page.getByRole('option', { name: 'Support' }).hover();
-    await page.locator('[role="option"][aria-selected="true"]').waitFor();
-    await run.act(tab, () => page.getByRole('option', { name: 'Support' }).click());
-    await run.until(tab, 'Routed to Support');
-    await run.until(tab, 'closed listbox "Assign to team"');
+    await STORIES.downshift.drive(run, tab, page);
     await run.act(tab, () => page.getByRole('button', { name: 'Show teams' }).click());
     await page.getByRole('option', { name: 'Support' }).waitFor();
     await pastDebounce(run, tab, page);

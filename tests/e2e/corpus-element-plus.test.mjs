@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -31,18 +32,7 @@ describe('corpus: Element Plus', { skip: skip || false }, () => {
 
   test('test_corpus_element_plus_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
-    await run.act(tab, () => page.locator('.el-table__row', { hasText: 'C-103' }).getByRole('button', { name: 'Edit' }).click());
-    await run.until(tab, '"Edit Carla Diaz"');
-    await run.act(tab, () => page.getByRole('button', { name: 'Save' }).click());
-    await page.waitForSelector('text=Enter a credit limit');
-    await run.act(tab, () => page.locator('.el-dialog .el-select').click());
-    await run.act(tab, () => page.locator('.el-select-dropdown__item', { hasText: 'Partner' }).click());
-    // As in the keyboard story: the list fades out before the user moves on.
-    await run.until(tab, 'closed listbox "Segment"');
-    await page.getByLabel('Credit limit').fill('2500');
-    await run.act(tab, () => page.getByRole('button', { name: 'Save' }).click());
-    await run.until(tab, 'Saved Carla Diaz');
-    await run.until(tab, 'closed dialog "Edit Carla Diaz"');
+    await STORIES.elementPlus.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed dialog "Edit Carla Diaz": Partner',

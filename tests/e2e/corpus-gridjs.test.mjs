@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_gridjs_needs_chromium_and_uitraild', { skip }, () => {});
@@ -25,30 +26,7 @@ describe('corpus: Grid.js, micromodal', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /corpus/customers-gridjs.html');
     await run.stable(tab);
 
-    await page.fill('.gridjs-search-input', 'bo.chen@example.org');
-    await page.keyboard.press('Tab');
-    await page.waitForFunction(() => document.querySelectorAll('.gridjs-tbody tr').length === 1);
-    await run.stable(tab);
-    // The sort button inside the header: the click is about the column.
-    await page.click('th[data-column-id="orders"] button.gridjs-sort');
-    await run.until(tab, 'columnheader "Orders"');
-    await run.stable(tab);
-    await page.getByRole('button', { name: 'Open' }).click();
-    await run.until(tab, 'opened dialog "Bo Chen"');
-    await run.stable(tab);
-    await page.click('#customer-modal button[data-micromodal-close]');
-    await run.until(tab, 'closed dialog "Bo Chen"');
-    await run.stable(tab);
-    for (const segment of ['VIP', 'New this month', 'At risk']) await page.getByLabel(segment).click();
-    await run.until(tab, 'clicked 3×');
-    await run.stable(tab);
-    // The team's own dropdown: a div with aria-haspopup, no role.
-    await page.click('#page-size-trigger');
-    await run.until(tab, 'opened listbox');
-    await run.stable(tab);
-    await page.click('#page-size-list [role="option"]:has-text("25")');
-    await run.until(tab, 'closed listbox');
-    await run.stable(tab);
+    await STORIES.gridjs.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed listbox "Rows per page": 10 · 25 · 50',

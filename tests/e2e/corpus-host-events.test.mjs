@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing, sleep } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_host_events_need_chromium_and_uitraild', { skip }, () => {});
@@ -22,11 +23,7 @@ describe('corpus: host events, whose action', { skip: skip || false }, () => {
     const tab = uniqueTab('checkout');
     const { page, sent, consoleLines } = await run.open('/corpus/checkout-host-events.html', tab);
     await run.until(tab, 'checkout.started');
-    await page.fill('input[name="card"]', '4111 1111 1111 1111');
-    await page.fill('input[name="email"]', 'ann.lee@example.com');
-    await page.click('text=Pay $120.00');
-    await run.until(tab, 'checkout.payment_declined');
-    await page.click('text=OK');
+    await STORIES.hostEvents.drive(run, tab, page);
     await sleep(500);
 
     assert.deepEqual(await run.lines(tab), [

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -31,20 +32,7 @@ describe('corpus: htmx', { skip: skip || false }, () => {
 
   test('test_corpus_htmx_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
-    await run.act(tab, () => page.getByRole('link', { name: 'Edit Ann Lee' }).click());
-    await run.until(tab, '"Edit Ann Lee · Acme Contacts"');
-    await page.getByLabel('Phone').fill(SENTINELS[2]);
-    await run.act(tab, () => page.getByRole('button', { name: 'Save' }).click());
-    await run.until(tab, 'Enter a phone number');
-    await page.getByLabel('Phone').fill('+1 415 555 0134');
-    await run.act(tab, () => page.getByRole('button', { name: 'Save' }).click());
-    await run.until(tab, 'status "Saved Ann Lee"');
-    await run.act(tab, () => page.getByRole('link', { name: 'Edit Bo Chen' }).click());
-    await run.until(tab, '"Edit Bo Chen · Acme Contacts"');
-    await run.act(tab, () => page.goBack());
-    await run.until(tab, 'navigate (back/forward)');
-    await page.getByRole('link', { name: 'Edit Bo Chen' }).waitFor();
-    await run.stable(tab);
+    await STORIES.htmx.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS navigate (back/forward) /htmx/contacts?saved= "Contacts · Acme Contacts"',

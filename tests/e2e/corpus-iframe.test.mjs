@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_iframe_needs_chromium_and_uitraild', { skip }, () => {});
@@ -28,23 +29,7 @@ describe('corpus: same-origin iframe', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /corpus/orders-with-support.html');
     await run.stable(tab);
 
-    await page.click('#refresh');
-    await run.until(tab, '→ status "Orders refreshed (1)"');
-    // As a user does it (Playwright's selectOption dispatches a script's
-    // change event, which the trace would rightly mark "by script").
-    await frame.locator('select').focus();
-    await page.keyboard.press('ArrowDown');
-    await frame.locator('textarea').fill('My card 4111 1111 1111 1111 was charged twice');
-    await frame.locator('button:has-text("Send")').click();
-    await run.until(tab, 'support.message_sent');
-    await run.stable(tab);
-    await frame.locator('text=Read the FAQ').click();
-    await frame.locator('text=How long do refunds take?').click();
-    await run.until(tab, '"How long do refunds take?"');
-    await run.stable(tab);
-    await page.click('#refresh');
-    await run.until(tab, '→ status "Orders refreshed (2)"');
-    await run.stable(tab);
+    await STORIES.iframe.drive(run, tab, page);
 
     assert.equal(await page.evaluate(() => document.getElementById('support').contentWindow.tracker.tab), tab,
       'the frame hands off to the top page\'s tracker');

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_multipage_needs_chromium_and_uitraild', { skip }, () => {});
@@ -27,22 +28,7 @@ describe('corpus: multi-page flow', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /shop/orders');
     await run.stable(tab);
 
-    await page.click('text=View order 4411');
-    await page.waitForURL('**/shop/orders/4411');
-    await run.until(tab, 'navigated to /shop/orders/4411 "');
-    await run.stable(tab);
-    await page.fill('input[name="amount"]', '150');
-    await page.fill('textarea[name="note"]', 'Call me on +1 415 555 0134 or ann.lee@example.com');
-    await page.click('button:has-text("Refund")');
-    await page.waitForURL('**/shop/orders/4411?error=*');
-    await run.until(tab, `error alert "${ERROR}"`);
-    await run.stable(tab);
-    await page.reload();
-    await run.until(tab, 'navigate (reload)');
-    await run.stable(tab);
-    await page.click('text=Back to orders');
-    await page.waitForURL('**/shop/orders');
-    await run.until(tab, '"Back to orders" → navigated to /shop/orders "Orders · Acme Shop"\n');
+    await STORIES.multipage.drive(run, tab, page);
     const page4 = await run.stable(tab);
     assert.equal(page4.stable, true);
 

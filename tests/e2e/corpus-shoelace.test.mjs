@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_shoelace_needs_chromium_and_uitraild', { skip }, () => {});
@@ -24,20 +25,7 @@ describe('corpus: Shoelace', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /corpus/invoices-shoelace.html');
     await run.stable(tab);
 
-    await page.locator('tr', { hasText: 'INV-9' }).locator('sl-button').click();
-    await run.until(tab, 'opened dialog "Invoice INV-9"');
-    await run.stable(tab);
-    // The mail service takes longer than a dead click's 2 s: meanwhile the
-    // button shows a spinner inside its shadow root.
-    await page.locator('#remind').click();
-    await run.until(tab, 'not sent: the mail service is down');
-    await run.stable(tab);
-    await page.locator('sl-dropdown sl-button').click();
-    await run.until(tab, 'opened menu "More actions"');
-    await run.stable(tab);
-    await page.locator('#new-invoice').click();
-    await run.until(tab, '"New invoice"');
-    await run.stable(tab);
+    await STORIES.shoelace.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed menu "More actions": Export CSV · Archive paid',

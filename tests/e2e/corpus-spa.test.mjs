@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
 if (skip) test('test_corpus_spa_needs_chromium_and_uitraild', { skip }, () => {});
@@ -24,18 +25,7 @@ describe('corpus: Preact SPA', { skip: skip || false }, () => {
     await run.until(tab, 'navigate /corpus/spa/');
     await run.stable(tab);
 
-    await page.fill('input[type="search"]', 'bo.chen@example.org');
-    await page.keyboard.press('Tab');
-    await page.click('text=Bo Chen');
-    await run.until(tab, '/corpus/spa/customers/102 "');
-    await page.waitForSelector('text=Customer since');
-    await run.stable(tab);
-    await page.click('text=All customers');
-    await run.until(tab, '→ navigated (in-app) to /corpus/spa/ "Customers · Acme CRM"\n');
-    await run.stable(tab);
-    await page.goBack();
-    await run.until(tab, 'navigate (back/forward)');
-    await run.stable(tab);
+    await STORIES.spa.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS navigate (back/forward) /corpus/spa/customers/102 "Bo Chen · Customers"',

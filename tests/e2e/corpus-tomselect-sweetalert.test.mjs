@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromiumMissing, daemonMissing } from './lib/harness.mjs';
 import { senderMissing, startCorpus, uniqueTab } from './lib/corpus.mjs';
+import { STORIES } from './lib/stories.mjs';
 import { SENTINELS, assertJsonLinks, tabTo } from './lib/story.mjs';
 
 const skip = chromiumMissing() || daemonMissing() || senderMissing();
@@ -32,16 +33,7 @@ describe('corpus: Tom Select, SweetAlert2', { skip: skip || false }, () => {
 
   test('test_corpus_tomselect_mouse_story', async () => {
     const { tab, page, consoleLines } = await openPage('mouse');
-    await page.getByLabel('Street').fill(SENTINELS[1]);
-    await run.act(tab, () => page.locator('.ts-control').click());
-    await run.act(tab, () => page.locator('.ts-dropdown .option', { hasText: 'Kenya' }).click());
-    await run.until(tab, 'Ships to Kenya');
-    await run.act(tab, () => page.getByRole('button', { name: 'Delete address' }).click());
-    await run.until(tab, '"Delete this address?"');
-    await run.act(tab, () => page.getByRole('button', { name: 'Yes, delete it' }).click());
-    await run.until(tab, 'opened dialog "Deleted"');
-    await run.act(tab, () => page.getByRole('button', { name: 'OK' }).click());
-    await run.until(tab, 'closed dialog "Deleted"');
+    await STORIES.tomselect.drive(run, tab, page);
 
     assert.deepEqual(await run.lines(tab), [
       '- HH:MM:SS closed dialog "Deleted": The address was removed.',

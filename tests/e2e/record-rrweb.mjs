@@ -10,71 +10,39 @@
 // test compares the imported trace with.
 //
 // Usage: node tests/e2e/record-rrweb.mjs
-// Environment: UITRAILD, CHROMIUM as for the e2e suite.
+// Environment: UITRAILD, CHROMIUM as for the e2e suite. The recorder and
+// the story are tests/e2e/lib's (rrweb.mjs, stories.mjs), as corpus-rrweb's.
 
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 import { REPO } from './lib/harness.mjs';
 import { startCorpus, uniqueTab } from './lib/corpus.mjs';
-import { SENTINELS } from './lib/story.mjs';
+import { recordRrweb } from './lib/rrweb.mjs';
+import { STORIES } from './lib/stories.mjs';
 
-const RRWEB = readFileSync(join(REPO, 'tests', 'e2e', 'node_modules', 'rrweb', 'dist', 'rrweb.umd.cjs'), 'utf8');
 const OUT = join(REPO, 'fixtures', 'rrweb');
-
-/** rrweb's UMD bundle and its record() call, as an init script: it starts
- *  before the page's scripts, the way a team's snippet in <head> does. */
-function recorderScript(options) {
-  // Top window only: rrweb makes a blank iframe for clean prototypes, and an
-  // init script runs in every frame, rrweb's own included.
-  return `(() => {
-    if (window !== window.top) return;
-    const module = { exports: {} };
-    (function (module, exports) { ${RRWEB} })(module, module.exports);
-    window.__rrwebEvents = [];
-    module.exports.record({ emit: (event) => window.__rrwebEvents.push(event), ...${JSON.stringify(options)} });
-  })();`;
-}
-
-async function story(run, page, tab) {
-  await run.until(tab, 'navigate /corpus/checkout-bootstrap.html');
-  await run.stable(tab);
-  await run.act(tab, () => page.getByRole('button', { name: 'Cart (2)' }).click());
-  await page.locator('#cart.show').waitFor();
-  await run.act(tab, () => page.locator('#cart .btn-close').click());
-  await page.locator('#cart:not(.show)').waitFor({ state: 'attached' });
-  await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
-  await page.locator('form.was-validated').waitFor();
-  await page.fill('#email', SENTINELS[0]);
-  await page.fill('#card', '4111 1111 1111 1111');
-  await run.act(tab, () => page.getByLabel('I accept the terms').check());
-  await run.act(tab, () => page.getByRole('button', { name: 'Place order' }).click());
-  await run.until(tab, '"Order placed"');
-  await run.act(tab, () => page.getByRole('button', { name: 'Done' }).click());
-  await run.until(tab, 'closed dialog "Order placed"');
-  // The page settled after the last action (the modal's backdrop removed,
-  // the body restored): rrweb has emitted those mutations too by then.
-  await run.stable(tab);
-}
 
 async function record(run, name, options) {
   const tab = uniqueTab(`rrweb-${name}`);
-  const page = await run.browser.newPage();
-  page.on('console', (message) => process.stderr.write(`${name} console: ${message.text()}\n`));
-  page.on('pageerror', (error) => process.stderr.write(`${name} pageerror: ${error.message}\n`));
-  await page.addInitScript(recorderScript(options));
-  await page.addInitScript(({ id, daemon }) => {
-    sessionStorage.setItem('uitrail.tab', JSON.stringify({ tab: id, seq: 0 }));
-    window.uitrailCorpusConfig = { daemon };
-  }, { id: tab, daemon: run.daemon.url });
+  const story = STORIES.bootstrap;
+  let rrweb;
+  const { page, consoleLines } = await run.open(story.path, tab, {
+    beforeLoad: async (p) => { rrweb = await recordRrweb(p, options); },
+  });
   page.setDefaultTimeout(120000);
-  await page.goto(`${run.site.origin}/corpus/checkout-bootstrap.html`);
   process.stdout.write(`${name}: page loaded\n`);
-  await story(run, page, tab);
-  const events = await page.evaluate(() => window.__rrwebEvents);
+  await story.ready(run, tab, page);
+  await story.drive(run, tab, page);
+  // The page settled after the last action (the modal's backdrop removed,
+  // the body restored): rrweb has emitted those mutations too by then.
+  await run.stable(tab);
+  await rrweb.flush();
+  const { events } = rrweb;
   await page.close();
+  if (consoleLines.length) process.stderr.write(`${name} console:\n${consoleLines.join('\n')}\n`);
   const lines = await run.lines(tab);
   writeFileSync(join(OUT, `${name}.rrweb.json.gz`), gzipSync(JSON.stringify(events), { level: 9 }));
   writeFileSync(join(OUT, `${name}.live.txt`), `${lines.join('\n')}\n`);

@@ -342,9 +342,12 @@ export async function startCorpus({ daemonArgs = [] } = {}) {
   const run = {
     site, daemon, events, browser,
     /** Opens `path` in a new page whose tab id is `tab`; collects what the
-     *  page sends (WebSocket frames, request bodies) and its console. */
-    async open(path, tab) {
+     *  page sends (WebSocket frames, request bodies) and its console.
+     *  `beforeLoad(page)` runs before anything else is set up on the page
+     *  (rrweb's recorder starts before the sender, as record-rrweb.mjs). */
+    async open(path, tab, { beforeLoad } = {}) {
       const page = await browser.newPage();
+      await beforeLoad?.(page);
       // A loaded machine, on a quiet one (corpus README).
       const slowdown = Number(process.env.UITRAIL_CORPUS_CPU_SLOWDOWN || 1);
       if (slowdown > 1) {
