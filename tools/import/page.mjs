@@ -10,7 +10,8 @@
 // gap of an import (PROTOCOL.md §5.2): no layout, so an element is "visible"
 // when no ancestor is hidden by markup or by a style jsdom computes (the
 // recording's inlined stylesheets and inline styles; not media queries,
-// animations or layout-dependent rules), and a visible element's box is 1x1.
+// animations or layout-dependent rules), and a visible element's box is 2x2,
+// or 1x1 where its style is the "visually hidden" pattern (below).
 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,18 +62,38 @@ function installVisibility(window, cache) {
     entry[key] = shown;
     return shown;
   };
-  const box = (shown) => ({ x: 0, y: 0, top: 0, left: 0, right: shown ? 1 : 0, bottom: shown ? 1 : 0, width: shown ? 1 : 0, height: shown ? 1 : 0 });
+  // The side of a visible element's box: a pixel where its style, or an
+  // ancestor's (a block fills its container), makes it the "visually
+  // hidden" pattern (a box of a pixel, or clipped away), which the sender
+  // reads as for screen readers only (a live region's echo); two pixels
+  // otherwise, so that a live region in plain sight announces, as live.
+  const px = (value) => (/^[\d.]+px$/.test(value) ? parseFloat(value) : Infinity);
+  const tiny = (el) => {
+    const style = window.getComputedStyle(el);
+    return px(style.width) <= 1 || px(style.height) <= 1 || style.clipPath === 'inset(50%)' ||
+      /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip);
+  };
+  const side = (el) => {
+    if (!visible(el, false)) return 0;
+    const entry = cache.get(el);
+    if (entry.s === undefined) {
+      const parent = el.parentNode && el.parentNode.nodeType === 11 ? el.parentNode.host : el.parentElement;
+      entry.s = tiny(el) || (parent && side(parent) === 1) ? 1 : 2;
+    }
+    return entry.s;
+  };
+  const box = (n) => ({ x: 0, y: 0, top: 0, left: 0, right: n, bottom: n, width: n, height: n });
   Element.prototype.checkVisibility = function checkVisibility(options) {
     return visible(this, Boolean(options && options.visibilityProperty));
   };
-  Element.prototype.getBoundingClientRect = function getBoundingClientRect() { return box(visible(this, false)); };
-  Element.prototype.getClientRects = function getClientRects() { return visible(this, false) ? [box(true)] : []; };
+  Element.prototype.getBoundingClientRect = function getBoundingClientRect() { return box(side(this)); };
+  Element.prototype.getClientRects = function getClientRects() { return visible(this, false) ? [box(side(this))] : []; };
   // The sender reads a box's size from offsetWidth/offsetHeight where an
-  // element has them (jsdom's are always 0): the same 1x1 box.
+  // element has them (jsdom's are always 0): the same box.
   for (const key of ['offsetWidth', 'offsetHeight']) {
     Object.defineProperty(window.HTMLElement.prototype, key, {
       configurable: true,
-      get() { return visible(this, false) ? 1 : 0; },
+      get() { return side(this); },
     });
   }
 }

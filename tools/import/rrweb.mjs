@@ -39,6 +39,9 @@ export const WINDOWS_MAX = 64;
 // After the last event the virtual clock runs on this long, so that what
 // the sender had pending (a flush, a click's state, a title) goes out.
 const END_SETTLE_MS = 5000;
+// The longest a click's handlers and rrweb's record of what they changed
+// take, for that record to count as the click's own task (above).
+const CLICK_TASK_MS = 50;
 const FALLBACK_URL = 'http://unknown-page.invalid/';
 
 const EVENT_TYPE = { 0: 'dom-content-loaded', 1: 'load', 2: 'full-snapshot', 3: 'incremental', 4: 'meta', 5: 'custom', 6: 'plugin' };
@@ -78,6 +81,11 @@ function createSession({ tab, out, skipped }) {
   // the same task as the release (rrweb stamps it a moment later), before
   // any timer the sender set on the release can run.
   let pendingRelease = null;
+  // The time of a click just dispatched, until the next event: what the
+  // page's click handlers changed, rrweb's MutationObserver records in the
+  // click's own task (its microtask), before any timer the sender set on
+  // the click (the state it reads after it) can run.
+  let clickAt = null;
 
   const savedSeq = () => {
     try {
@@ -182,6 +190,7 @@ function createSession({ tab, out, skipped }) {
         release();
         if (pendingChange && pendingChange !== el) commitChange();
         dispatch(el, 'click');
+        clickAt = clock.current.now();
         break;
       case MOUSE.BLUR: if (pendingChange === el) commitChange(); break;
       case MOUSE.FOCUS: break; // the sender reads focus from the document
@@ -227,7 +236,10 @@ function createSession({ tab, out, skipped }) {
       const inRelease = event.type === 3 && (data.source === 0 ||
         (data.source === 2 && (data.type === MOUSE.CLICK || data.type === MOUSE.FOCUS || data.type === MOUSE.BLUR)));
       if (pendingRelease && !inRelease) release();
-      if (clock.current) await clock.current.advanceTo(event.timestamp);
+      const inClick = clickAt !== null && event.type === 3 && data.source === 0 &&
+        event.timestamp - clickAt <= CLICK_TASK_MS;
+      clickAt = null;
+      if (clock.current && !inClick) await clock.current.advanceTo(event.timestamp);
       if (event.type === 4) {
         const next = typeof data.href === 'string' ? data.href : null;
         if (next !== href) { await endPage(); href = next; }
