@@ -239,7 +239,9 @@ function compareLines(live, imported, gaps) {
 const normalise = (text) => text.replace(TIME_RE, 'HH:MM:SS').trimEnd().split('\n').filter((line) => line.startsWith('- '));
 
 function uitrail(args) {
-  const result = spawnSync(UITRAIL, args, { encoding: 'utf8', timeout: 300000, maxBuffer: 64 << 20 });
+  // A generous bound: on a loaded 2-core machine one import of 14 sessions
+  // took over 5 minutes.
+  const result = spawnSync(UITRAIL, args, { encoding: 'utf8', timeout: 1200000, maxBuffer: 64 << 20 });
   assert.equal(result.error, undefined, String(result.error));
   return result;
 }
