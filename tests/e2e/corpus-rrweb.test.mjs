@@ -7,7 +7,8 @@
 // named line by line in GAPS (and MARK_GAPS), each with its reason: a gap
 // allows that difference on that page, it does not require it.
 // tests/e2e/corpus/README.md has the table. UITRAIL_RRWEB_PRINT=1 prints
-// both sides of each page and keeps the recordings.
+// both sides of each page and keeps the recordings. It runs with
+// UITRAIL_CORPUS_RRWEB=1 only, for now (below).
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -33,7 +34,11 @@ function importerMissing() {
   return spawnSync('esbuild', ['--version']).status === 0 ? '' : 'esbuild is missing (Debian package esbuild: tools/deps test)';
 }
 
-const skip = chromiumMissing() || daemonMissing() || senderMissing() || importerMissing();
+// Not in the default run yet: on a loaded 2-core machine each run still
+// showed a timing difference the table did not name (issue 26, open).
+const OPT_IN = process.env.UITRAIL_CORPUS_RRWEB === '1' ? ''
+  : 'set UITRAIL_CORPUS_RRWEB=1 to run it (its gap table is not yet proven stable under load)';
+const skip = OPT_IN || chromiumMissing() || daemonMissing() || senderMissing() || importerMissing();
 if (skip) test('test_corpus_rrweb_needs_chromium_uitraild_and_the_importer', { skip }, () => {});
 
 /** The sessions recorded: a corpus story each, rrweb's options. */
