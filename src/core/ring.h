@@ -139,7 +139,9 @@ void ut__invalid_list(ut_buf *b, ut_str before, const ut_event *ev);
 
 /* A tab's ring of its last `cap` entries, oldest evicted. */
 typedef struct ut__ring {
-    ut__entry **slots; /* `cap` pointers, allocated by the first push */
+    /* `cap` pointers: a tab's share its allocation (ut__tab_new); a ring
+     * of its own allocates them on its first push */
+    ut__entry **slots;
     uint32_t cap;
     uint32_t head;     /* index of the oldest entry */
     uint32_t count;

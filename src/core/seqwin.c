@@ -17,9 +17,15 @@ static void bit_set(ut__seqwin *w, uint64_t i)
     w->bits[i / 64] |= UINT64_C(1) << (i % 64);
 }
 
+/* A seq has been accepted: the highest one's bit is set. */
+static bool seqwin_any(const ut__seqwin *w)
+{
+    return w->bits[0] & 1u;
+}
+
 ut__seq_verdict ut__seqwin_check(const ut__seqwin *w, uint64_t seq)
 {
-    if (!w->any)
+    if (!seqwin_any(w))
         return UT__SEQ_NEW;
     if (seq > w->high)
         return seq - w->high > UT_SEQ_JUMP_MAX ? UT__SEQ_JUMP : UT__SEQ_NEW;
@@ -51,9 +57,8 @@ static void shift_up(ut__seqwin *w, uint64_t by)
 
 void ut__seqwin_mark(ut__seqwin *w, uint64_t seq)
 {
-    if (!w->any) {
+    if (!seqwin_any(w)) {
         memset(w->bits, 0, sizeof w->bits);
-        w->any = true;
         w->high = seq;
     } else if (seq > w->high) {
         shift_up(w, seq - w->high);

@@ -20,9 +20,11 @@
 #define UT__SEQWIN_WORDS (UT_SEQ_WINDOW / 64)
 
 typedef struct ut__seqwin {
-    bool any;      /* a seq has been accepted */
     uint64_t high; /* the highest seq accepted */
-    /* Bit i (word i / 64, bit i % 64) set: seq high - i was accepted. */
+    /* Bit i (word i / 64, bit i % 64) set: seq high - i was accepted.
+     * Bit 0 is set once a seq has been accepted (the highest always is),
+     * so it says whether any was: no flag of its own, whose padding
+     * would cost 8 bytes a tab. */
     uint64_t bits[UT__SEQWIN_WORDS];
 } ut__seqwin;
 

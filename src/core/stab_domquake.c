@@ -23,7 +23,7 @@
 
 int64_t ut__dq_tick_time(const ut_stab *s, int64_t tick)
 {
-    return ut__add_sat(s->origin_us, mul_sat(tick, s->slice_us));
+    return ut__add_sat(s->origin_us, mul_sat(tick, stab_slice_us(s)));
 }
 
 /* Runs DOMQuake's tick number s->dq_next_tick. */
@@ -91,7 +91,7 @@ ut_stab_change ut__dq_mutation(ut_stab *s, const ut_event *ev, int64_t t)
      * if this tick will: a repeat merged into such an entry leaves with it. */
     int64_t tick = s->dq_next_tick;
     int64_t tick_us = ut__dq_tick_time(s, tick);
-    int64_t present_cutoff = sub_sat(sub_sat(tick_us, s->slice_us), s->window_us);
+    int64_t present_cutoff = sub_sat(sub_sat(tick_us, stab_slice_us(s)), stab_window_us(s));
     double flush = 0.0;
     s->page_intensity = ut__stab_page_intensity(ev->dom_elements, ev->dom_depth);
     for (uint32_t i = 0; i < ev->nrecs; i++) {

@@ -57,20 +57,17 @@ typedef struct stab_slice {
     double sum;
 } stab_slice;
 
+/* Fields in order of alignment (8, 4, 1 bytes): at 100 000 tabs every
+ * padding byte is 100 kB. The window and its slice are not stored: they
+ * follow from the parameters (stab_window_us, stab_slice_us). */
 struct ut_stab {
     /* The engine's parameters, shared by every tab's scorer (80 bytes a tab
      * saved); ut_stab_new's own copy follows the struct. */
     const ut_stab_params *p;
-    int64_t slice_us;         /* window_ms / 6: DOMQuake's tick, and the window's resolution */
-    int64_t window_us;
-    bool started;             /* a page is being scored */
-    bool has_mutations;
-    ut_page_state state;
     int64_t now_us;           /* the scorer's clock */
     int64_t origin_us;        /* start of the current page */
     int64_t since_us;         /* time of the last mark */
     uint64_t marks;
-    uint32_t busy;
     double page_intensity;    /* P of the latest flush, at least 1 */
     stab_target targets[UT_STAB_TARGETS_MAX];
     stab_slice slices[UT_STAB_WINDOW_BUCKETS];
@@ -81,24 +78,42 @@ struct ut_stab {
     double level;             /* reported intensity at level_us, decaying */
     int64_t level_us;
     int64_t action_us;        /* the latest user action still awaiting its settle; NO_TIME when none */
+    int64_t net_since_us;     /* requests in flight hold the page since then (they
+                               * started before its first stable mark, or an action
+                               * started them); NO_TIME when none hold it */
+
+    /* DOMQuake model */
+    int64_t dq_next_tick;     /* number of the next tick to run */
+    double dq_decayed;        /* DOMQuake's decayed intensity */
+    double dq_rel;            /* relative intensity at the latest tick */
+
+    ut_page_state state;
+    uint32_t busy;
+    uint32_t net;             /* requests in flight (mutation `net`) */
+    uint32_t dq_ramp;         /* ticks since the decayed intensity last rose */
+
+    bool started;             /* a page is being scored */
+    bool has_mutations;
     bool action_answered;     /* a significant flush answered it: its settle ends it */
     bool page_settled;        /* the current page had its first stable mark */
     bool page_ready;          /* the current page had a significant flush, or its
                                * document finished loading with nothing pending */
     bool page_waited;         /* it showed a loading indicator before its first
                                * stable mark: something was in flight */
-    int64_t net_since_us;     /* requests in flight hold the page since then (they
-                               * started before its first stable mark, or an action
-                               * started them); NO_TIME when none hold it */
-    uint32_t net;             /* requests in flight (mutation `net`) */
     bool gave_up;             /* the latest stable mark came at a cap */
-
-    /* DOMQuake model */
-    int64_t dq_next_tick;     /* number of the next tick to run */
-    double dq_decayed;        /* DOMQuake's decayed intensity */
-    double dq_rel;            /* relative intensity at the latest tick */
-    uint32_t dq_ramp;         /* ticks since the decayed intensity last rose */
 };
+
+/* The scoring window, and its slice (DOMQuake's tick, the window's
+ * resolution: window_ms / 6). */
+static inline int64_t stab_window_us(const ut_stab *s)
+{
+    return (int64_t)s->p->window_ms * 1000;
+}
+
+static inline int64_t stab_slice_us(const ut_stab *s)
+{
+    return stab_window_us(s) / DQ_WINDOW_TICKS;
+}
 
 static inline int64_t max_i64(int64_t a, int64_t b)
 {

@@ -223,7 +223,7 @@ ut_stab_change ut__ui_mutation(ut_stab *s, const ut_event *ev, int64_t t, ut_mar
         flush += w;
         structural += raw;
         if (w > 0.0)
-            ut__stab_window_merge(s, tg, sub_sat(t, s->window_us), t, w);
+            ut__stab_window_merge(s, tg, sub_sat(t, stab_window_us(s)), t, w);
     }
     double window = ut__stab_window_sum(s, slice);
     double level = ut__ui_level_at(s, t);

@@ -91,7 +91,7 @@ void ut__stab_window_clear(ut_stab *s)
 
 int64_t ut__stab_slice_of(const ut_stab *s, int64_t t)
 {
-    return ut__floor_div(sub_sat(t, s->origin_us), s->slice_us);
+    return ut__floor_div(sub_sat(t, s->origin_us), stab_slice_us(s));
 }
 
 static void slice_add(ut_stab *s, int64_t index, double w)
@@ -147,7 +147,7 @@ stab_target *ut__stab_target_slot(ut_stab *s, uint32_t key, int64_t t)
         }
         if (victim && victim->key == 0)
             continue;
-        if (target_in_window(tg, sub_sat(t, s->window_us)) || target_rhythm_alive(s, tg, t))
+        if (target_in_window(tg, sub_sat(t, stab_window_us(s))) || target_rhythm_alive(s, tg, t))
             continue;
         if (!victim || tg->last_us < victim->last_us)
             victim = tg;

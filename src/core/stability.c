@@ -91,8 +91,6 @@ static void page_reset(ut_stab *s, int64_t t)
 static void stab_init(ut_stab *s, const ut_stab_params *p)
 {
     s->p = p;
-    s->window_us = (int64_t)p->window_ms * 1000;
-    s->slice_us = s->window_us / DQ_WINDOW_TICKS;
     s->state = UT_PAGE_CHANGING;
     s->now_us = INT64_MIN;
     s->page_intensity = 1.0;

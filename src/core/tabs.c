@@ -21,17 +21,29 @@ uint64_t ut__tab_hash(ut_str key)
     return XXH3_64bits(key.ptr, key.len);
 }
 
+/* Where a tab's ring slots start in its allocation: after its key,
+ * aligned for a pointer. */
+static size_t ring_slots_offset(size_t key_len)
+{
+    size_t at = sizeof(ut__tab) + key_len;
+    return (at + _Alignof(ut__entry *) - 1) / _Alignof(ut__entry *) * _Alignof(ut__entry *);
+}
+
 ut__tab *ut__tab_new(ut_str key, uint32_t ring_size)
 {
     if (key.len == 0 || key.len > UT_TAB_MAX_BYTES)
         return NULL;
-    ut__tab *t = ut_calloc(1, sizeof *t + key.len);
+    /* The ring's slots share the tab's allocation: a second allocation
+     * would cost its header and rounding (16 bytes a tab, issue 22). */
+    size_t slots_at = ring_slots_offset(key.len);
+    ut__tab *t = ut_calloc(1, slots_at + (size_t)ring_size * sizeof(ut__entry *));
     if (!t)
         return NULL;
     t->hash = ut__tab_hash(key);
     t->heap_index = UT__NOT_IN_HEAP;
     t->deadline = INT64_MAX;
     ut__ring_init(&t->ring, ring_size);
+    t->ring.slots = (ut__entry **)((char *)t + slots_at);
     t->key_len = (uint8_t)key.len;
     memcpy(t->key, key.ptr, key.len);
     return t;
@@ -41,7 +53,7 @@ void ut__tab_free(ut__tab *t)
 {
     if (!t)
         return;
-    ut__ring_free(&t->ring);
+    ut__ring_clear(&t->ring); /* its slots are the tab's */
     ut__reorder_free(&t->reorder);
     ut_stab_free(t->stab);
     ut_free(t->page);
@@ -61,13 +73,11 @@ void ut__dialogs_free(ut__tab *t)
 
 size_t ut__tab_bytes(const ut__tab *t)
 {
-    size_t n = sizeof *t + t->key_len;
+    size_t n = ring_slots_offset(t->key_len) + (size_t)t->ring.cap * sizeof *t->ring.slots;
     if (t->page)
         n += (size_t)t->url_len + t->title_len + 1;
     for (const ut__dialog *d = t->dialogs; d; d = d->next)
         n += sizeof *d + d->el_len + d->role_len + d->name_len + d->text_len;
-    if (t->ring.slots)
-        n += (size_t)t->ring.cap * sizeof *t->ring.slots;
     for (uint32_t i = 0; i < t->ring.count; i++) {
         const ut__entry *en = *ut__ring_newest(&t->ring, i);
         n += sizeof *en + ut__entry_text_len(en);
