@@ -8,6 +8,7 @@
 #include "stability_shared.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -25,7 +26,7 @@ uint64_t ut__tab_hash(ut_str key)
  * aligned for a pointer. */
 static size_t ring_slots_offset(size_t key_len)
 {
-    size_t at = sizeof(ut__tab) + key_len;
+    size_t at = offsetof(ut__tab, key) + key_len;
     return (at + _Alignof(ut__entry *) - 1) / _Alignof(ut__entry *) * _Alignof(ut__entry *);
 }
 
