@@ -197,7 +197,7 @@ static bool burst_has_member(const ut__entry *en, ut_str el)
     return false;
 }
 
-_Static_assert(UT_BURST_MEMBERS_MAX <= 32, "a burst's member states are bits of a uint32_t");
+_Static_assert(UT_BURST_MEMBERS_MAX <= 32, "a burst's member states are bits of a uint32_t (ut__burst_member_on)");
 _Static_assert(UT_APP_DATA_MAX * (2 * UT__LIST_ITEM_HDR + UT_APP_KEY_MAX_BYTES + UT_APP_VALUE_MAX_BYTES) <=
                    UT__MEMBERS_FIELD_MAX,
                "a host event's data fits the members field");
@@ -216,11 +216,11 @@ static void burst_note_state(ut__entry *burst, uint32_t index, uint8_t set, uint
 {
     if (!(burst->state_set & set)) {
         burst->state_set = 0;
-        burst->member_on = 0;
+        ut__burst_member_set(burst, UINT32_MAX);
         return;
     }
     if (index < 32 && (on & burst->state_set))
-        burst->member_on |= UINT32_C(1) << index;
+        ut__burst_member_set(burst, index);
 }
 
 /* Adds a click to the burst in `slot`. */

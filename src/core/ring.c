@@ -26,8 +26,11 @@ _Static_assert(UT_DIALOG_TEXT_MAX_BYTES <= UT__TEXT_FIELD_MAX &&
                    UT_ALERT_TEXT_MAX_BYTES <= UT__TEXT_FIELD_MAX &&
                    UT_VALUE_MAX_BYTES <= UT__TEXT_FIELD_MAX,
                "the text field holds every kind's text");
-_Static_assert(UT_CELL_MAX_BYTES < 65536 && UT_NAME_MAX_BYTES < 65536,
-               "list items carry a 16-bit length");
+_Static_assert(UT_CELL_MAX_BYTES <= UT__LIST_ITEM_MAX_BYTES && UT_NAME_MAX_BYTES <= UT__LIST_ITEM_MAX_BYTES &&
+                   UT_EL_MAX_BYTES <= UT__LIST_ITEM_MAX_BYTES &&
+                   UT_APP_VALUE_MAX_BYTES <= UT__LIST_ITEM_MAX_BYTES &&
+                   UT_INVALID_TEXT_MAX_BYTES <= UT__LIST_ITEM_MAX_BYTES,
+               "list items carry a 15-bit length");
 
 /* The stored length of field `f`: text is cut on a character boundary; a
  * list is never cut (its builder bounds it) and one over its maximum is
@@ -54,7 +57,10 @@ static ut__entry *entry_alloc(const ut_str fields[UT__F__COUNT], size_t lens[UT_
         if (lens[f])
             memcpy(en->text + at, fields[f].ptr, lens[f]);
         at = (uint16_t)(at + lens[f]);
-        en->end[f] = at;
+        if (f < UT__F__SHORT)
+            en->end_short[f] = (uint8_t)at;
+        else
+            en->end_long[f - UT__F__SHORT] = at;
     }
     return en;
 }
@@ -65,7 +71,7 @@ ut__entry *ut__entry_new(uint8_t kind, const ut_str fields[UT__F__COUNT])
     ut__entry *en = entry_alloc(fields, lens);
     if (!en)
         return NULL;
-    memset(en, 0, offsetof(ut__entry, end));
+    memset(en, 0, offsetof(ut__entry, end_short));
     en->kind = kind;
     return en;
 }
@@ -80,7 +86,7 @@ ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[
     ut__entry *fresh = entry_alloc(merged, lens);
     if (!fresh)
         return UT_ENOMEM;
-    memcpy(fresh, old, offsetof(ut__entry, end));
+    memcpy(fresh, old, offsetof(ut__entry, end_short));
     ut_free(old);
     *en = fresh;
     return UT_OK;
@@ -88,7 +94,7 @@ ut_status ut__entry_rebuild(ut__entry **en, unsigned which, const ut_str fields[
 
 void ut__list_put(ut_buf *b, ut_str item, size_t max_bytes)
 {
-    size_t n = ut__utf8_cut(item, max_bytes > UINT16_MAX ? UINT16_MAX : max_bytes);
+    size_t n = ut__utf8_cut(item, max_bytes > UT__LIST_ITEM_MAX_BYTES ? UT__LIST_ITEM_MAX_BYTES : max_bytes);
     unsigned char hdr[UT__LIST_ITEM_HDR] = {(unsigned char)(n & 0xFF), (unsigned char)(n >> 8)};
     ut_buf_append(b, hdr, sizeof hdr);
     ut_buf_append(b, item.ptr, n);
@@ -159,13 +165,51 @@ bool ut__list_next(ut_str *list, ut_str *item)
     if (list->len < UT__LIST_ITEM_HDR)
         return false;
     const unsigned char *p = (const unsigned char *)list->ptr;
-    size_t n = (size_t)p[0] | ((size_t)p[1] << 8);
+    size_t n = ((size_t)p[0] | ((size_t)p[1] << 8)) & UT__LIST_ITEM_MAX_BYTES;
     if (n > list->len - UT__LIST_ITEM_HDR)
         return false;
     *item = (ut_str){list->ptr + UT__LIST_ITEM_HDR, n};
     list->ptr += UT__LIST_ITEM_HDR + n;
     list->len -= UT__LIST_ITEM_HDR + n;
     return true;
+}
+
+/* Where the el items of burst `en`'s first 32 members start in its text
+ * (their headers); returns how many there are. */
+static uint32_t member_headers(const ut__entry *en, size_t at[32])
+{
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), el, name;
+    uint32_t n = 0;
+    while (n < 32) {
+        const char *hdr = list.ptr;
+        if (!ut__list_next(&list, &el) || !ut__list_next(&list, &name))
+            break;
+        at[n++] = (size_t)(hdr - en->text);
+    }
+    return n;
+}
+
+uint32_t ut__burst_member_on(const ut__entry *en)
+{
+    size_t at[32];
+    uint32_t n = member_headers(en, at), on = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if ((unsigned char)en->text[at[i] + 1] & (UT__LIST_ITEM_FLAG >> 8))
+            on |= UINT32_C(1) << i;
+    return on;
+}
+
+void ut__burst_member_set(ut__entry *en, uint32_t index)
+{
+    size_t at[32];
+    uint32_t n = member_headers(en, at);
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char *hi = (unsigned char *)&en->text[at[i] + 1];
+        if (index == UINT32_MAX)
+            *hi &= (unsigned char)~(UT__LIST_ITEM_FLAG >> 8);
+        else if (i == index)
+            *hi |= (unsigned char)(UT__LIST_ITEM_FLAG >> 8);
+    }
 }
 
 void ut__ring_init(ut__ring *r, uint32_t cap)

@@ -230,7 +230,7 @@ static void json_entry_burst(ut_buf *out, const ut__entry *en, const json_style 
     json_u64(out, "count", en->count);
     ut_buf_append_cstr(out, ",\"members\":[");
     ut_str list = ut__entry_field(en, UT__F_MEMBERS), member_el, member_name;
-    uint32_t member = 0;
+    uint32_t member = 0, member_on = en->state_set ? ut__burst_member_on(en) : 0;
     for (bool first = true; ut__list_next(&list, &member_el) && ut__list_next(&list, &member_name);
          first = false) {
         ut_buf_append_cstr(out, first ? "{" : ",{");
@@ -242,7 +242,7 @@ static void json_entry_burst(ut_buf *out, const ut__entry *en, const json_style 
         ut_buf_append_cstr(out, "\"name\":");
         ut_buf_append_json_str(out, member_name);
         if (en->state_set && member < 32)
-            json_state(out, en->state_set, (en->member_on >> member) & 1u ? en->state_set : 0);
+            json_state(out, en->state_set, (member_on >> member) & 1u ? en->state_set : 0);
         member++;
         ut_buf_append(out, "}", 1);
     }

@@ -323,11 +323,11 @@ static void put_click(ut_buf *out, const ut__line *l, bool same_ctx)
 }
 
 /* The members of a burst whose state bit is on, among its first `n`. */
-static uint32_t burst_on_count(const ut__entry *en, uint32_t from, uint32_t n)
+static uint32_t burst_on_count(uint32_t member_on, uint32_t from, uint32_t n)
 {
     uint32_t on = 0;
     for (uint32_t i = from; i < n && i < 32; i++)
-        on += (en->member_on >> i) & 1u;
+        on += (member_on >> i) & 1u;
     return on;
 }
 
@@ -345,7 +345,8 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_ctx)
     for (ut_str it = list; ut__list_next(&it, &el) && ut__list_next(&it, &name);)
         stored++;
     uint8_t bit = en->state_set;
-    uint32_t on = bit ? burst_on_count(en, 0, stored) : 0;
+    uint32_t member_on = bit ? ut__burst_member_on(en) : 0;
+    uint32_t on = burst_on_count(member_on, 0, stored);
     bool uniform = bit && stored == en->count && (on == 0 || on == stored);
     if (uniform) {
         ut_buf_append_cstr(out, " (");
@@ -360,7 +361,7 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_ctx)
         put_quoted(out, name);
         if (bit && !uniform) {
             ut_buf_append_cstr(out, " (");
-            put_state_word(out, bit, (en->member_on >> shown) & 1u);
+            put_state_word(out, bit, (member_on >> shown) & 1u);
             ut_buf_append_cstr(out, ")");
         }
         shown++;
@@ -370,7 +371,7 @@ static void put_burst(ut_buf *out, const ut__line *l, bool same_ctx)
         ut_buf_append_cstr(out, ELLIPSIS);
         put_num(out, " (+", en->count - shown, " more");
         if (bit && !uniform && stored > shown) {
-            uint32_t rest_on = burst_on_count(en, shown, stored);
+            uint32_t rest_on = burst_on_count(member_on, shown, stored);
             ut_buf_append_cstr(out, ": ");
             put_num(out, "", rest_on, " ");
             put_state_word(out, bit, true);
