@@ -14,6 +14,7 @@
 #include "num.h"
 #include "stability_shared.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -178,7 +179,9 @@ static void on_stab_mark(void *ud, const ut_mark *m)
 static void tab_account(ut_engine *e, ut__tab *t)
 {
     e->tab_bytes -= t->bytes;
-    t->bytes = ut__tab_bytes(t);
+    size_t bytes = ut__tab_bytes(t);
+    assert(bytes <= UINT32_MAX && "a tab's bytes are bounded (ut__tab.bytes)");
+    t->bytes = (uint32_t)bytes;
     e->tab_bytes += t->bytes;
 }
 

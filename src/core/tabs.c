@@ -40,7 +40,7 @@ ut__tab *ut__tab_new(ut_str key, uint32_t ring_size)
     ut__tab *t = ut_calloc(1, slots_at + (size_t)ring_size * sizeof(ut__entry *));
     if (!t)
         return NULL;
-    t->hash = ut__tab_hash(key);
+    t->hash = (uint32_t)ut__tab_hash(key);
     t->heap_index = UT__NOT_IN_HEAP;
     t->deadline = INT64_MAX;
     ut__ring_init(&t->ring, ring_size);
@@ -106,7 +106,7 @@ void ut__tabs_free(ut__tabs *tt)
 
 static bool tab_is(const ut__tab *t, uint64_t hash, ut_str key)
 {
-    return t->hash == hash && t->key_len == key.len && memcmp(t->key, key.ptr, key.len) == 0;
+    return t->hash == (uint32_t)hash && t->key_len == key.len && memcmp(t->key, key.ptr, key.len) == 0;
 }
 
 ut__tab *ut__tabs_find(const ut__tabs *tt, ut_str key)

@@ -22,8 +22,8 @@ typedef struct ut__dialog {
 
 typedef struct ut__tab {
     /* Fields in order of alignment (8, 4, 2, 1 bytes): at 100 000 tabs
-     * every padding byte is 100 kB. */
-    uint64_t hash;
+     * every padding byte is 100 kB, and the tab, its key and its ring's
+     * slots are one allocation (ut__tab_new) whose size rounds up to 16. */
     struct ut__tab *lru_prev; /* more recently active */
     struct ut__tab *lru_next; /* less recently active */
     int64_t deadline;         /* engine clock; INT64_MAX: none */
@@ -42,22 +42,28 @@ typedef struct ut__tab {
     int64_t page_load_us; /* sender time of the last load or reload; 0: none */
     char *page;          /* url then title, NULL before the first nav */
     ut__dialog *dialogs; /* newest first */
-    size_t bytes; /* ut__tab_bytes when the engine last counted it */
 
+    uint32_t hash;            /* the table's hash of the key (ut__tab_hash), its low bits */
     uint32_t heap_index;      /* UT__NOT_IN_HEAP when no deadline */
+    /* ut__tab_bytes when the engine last counted it: below UT_RING_MAX
+     * entries of at most 64 kB, the held events' cap and one event */
+    uint32_t bytes;
     int32_t tz_min;
-    uint32_t rage_n;
     uint32_t rage_pushes;     /* the ring's pushes when rage_times were last valid */
-    uint32_t ndialogs;
     uint16_t url_len;
     uint16_t title_len;
 
     bool has_tz;
+    uint8_t rage_n;           /* at most UT_RAGE_MIN_CLICKS - 1 */
+    uint8_t ndialogs;         /* at most UT_DIALOGS_OPEN_MAX */
     uint8_t key_len;
     char key[];
 } ut__tab;
 
 #define UT__NOT_IN_HEAP UINT32_MAX
+
+_Static_assert(UT_RAGE_MIN_CLICKS - 1 <= UINT8_MAX && UT_DIALOGS_OPEN_MAX < UINT8_MAX && UT_TAB_MAX_BYTES <= UINT8_MAX,
+               "a tab's byte counters hold their bounds");
 
 /* The bytes `t` holds: the sizes of its allocations (the tab, its ring's
  * slots and entries, dialogs, page, scorer, held events), without the
@@ -84,6 +90,7 @@ typedef struct ut__tabs {
     uint32_t heap_cap;
 } ut__tabs;
 
+/* The key's hash: the table uses its low 32 bits. */
 uint64_t ut__tab_hash(ut_str key);
 /* Allocates a tab for `key` (1..UT_TAB_MAX_BYTES bytes) with a ring of
  * `ring_size`. NULL when out of memory. */
