@@ -236,6 +236,68 @@ static void test_tabs_entry_field_cut_on_utf8_boundary(void **state)
     ut_free(en);
 }
 
+/* The three short fields at their maxima: their ends are bytes, and the
+ * fields after them start where they end. */
+static void test_tabs_entry_short_fields_at_maxima(void **state)
+{
+    (void)state;
+    char role[UT_ROLE_MAX_BYTES + 1], el[UT_EL_MAX_BYTES + 1], out_role[UT_ROLE_MAX_BYTES + 1];
+    memset(role, 'r', UT_ROLE_MAX_BYTES);
+    memset(el, 'e', UT_EL_MAX_BYTES);
+    memset(out_role, 'o', UT_ROLE_MAX_BYTES);
+    role[UT_ROLE_MAX_BYTES] = el[UT_EL_MAX_BYTES] = out_role[UT_ROLE_MAX_BYTES] = '\0';
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_ROLE] = ut_str_cstr(role);
+    fields[UT__F_EL] = ut_str_cstr(el);
+    fields[UT__F_OUT_ROLE] = ut_str_cstr(out_role);
+    fields[UT__F_NAME] = UT_STR_LIT("Save");
+    fields[UT__F_OUT_TEXT] = UT_STR_LIT("/next");
+    ut__entry *en = ut__entry_new(UT__E_CLICK, fields);
+    assert_non_null(en);
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_ROLE), role));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_EL), el));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_OUT_ROLE), out_role));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_NAME), "Save"));
+    assert_true(ut_str_eq_cstr(ut__entry_field(en, UT__F_OUT_TEXT), "/next"));
+    assert_int_equal(ut__entry_text_len(en), 2 * UT_ROLE_MAX_BYTES + UT_EL_MAX_BYTES + 4 + 5);
+    ut_free(en);
+}
+
+/* A burst's member states are flags of its members' el items: set and
+ * cleared without changing what the list reads as, and kept by a rebuild. */
+static void test_tabs_burst_member_flags(void **state)
+{
+    (void)state;
+    ut_buf b = UT_BUF_INIT;
+    const char *names[] = {"Active", "Draft", "Archived"};
+    for (int i = 0; i < 3; i++) {
+        ut__list_put(&b, ut_str_cstr(names[i]), UT_EL_MAX_BYTES);
+        ut__list_put(&b, ut_str_cstr(names[i]), UT_NAME_MAX_BYTES);
+    }
+    ut_str fields[UT__F__COUNT] = {0};
+    fields[UT__F_MEMBERS] = ut_buf_str(&b);
+    ut__entry *en = ut__entry_new(UT__E_BURST, fields);
+    assert_non_null(en);
+    assert_int_equal(ut__burst_member_on(en), 0);
+    ut__burst_member_set(en, 0);
+    ut__burst_member_set(en, 2);
+    assert_int_equal(ut__burst_member_on(en), 5);
+    ut_str list = ut__entry_field(en, UT__F_MEMBERS), item;
+    for (int i = 0; i < 6; i++) {
+        assert_true(ut__list_next(&list, &item));
+        assert_true(ut_str_eq_cstr(item, names[i / 2]));
+    }
+    assert_false(ut__list_next(&list, &item));
+    ut_str repl[UT__F__COUNT] = {0};
+    repl[UT__F_OUT_TEXT] = UT_STR_LIT("/next");
+    assert_int_equal(ut__entry_rebuild(&en, 1u << UT__F_OUT_TEXT, repl), UT_OK);
+    assert_int_equal(ut__burst_member_on(en), 5);
+    ut__burst_member_set(en, UINT32_MAX);
+    assert_int_equal(ut__burst_member_on(en), 0);
+    ut_free(en);
+    ut_buf_free(&b);
+}
+
 static void test_tabs_list_encoding(void **state)
 {
     (void)state;
@@ -291,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_tabs_ring_evicts_oldest),
         cmocka_unit_test(test_tabs_entry_fields_and_rebuild),
         cmocka_unit_test(test_tabs_entry_field_cut_on_utf8_boundary),
+        cmocka_unit_test(test_tabs_entry_short_fields_at_maxima),
+        cmocka_unit_test(test_tabs_burst_member_flags),
         cmocka_unit_test(test_tabs_list_encoding),
         cmocka_unit_test(test_tabs_per_tab_sizes),
     };
