@@ -136,6 +136,7 @@ static bool target_rhythm_alive(const ut_stab *s, const stab_target *tg, int64_t
 stab_target *ut__stab_target_slot(ut_stab *s, uint32_t key, int64_t t)
 {
     stab_target *victim = NULL;
+    int64_t cutoff = sub_sat(t, stab_window_us(s));
     for (size_t i = 0; i < UT_STAB_TARGETS_MAX; i++) {
         stab_target *tg = &s->targets[i];
         if (tg->key == key)
@@ -147,7 +148,7 @@ stab_target *ut__stab_target_slot(ut_stab *s, uint32_t key, int64_t t)
         }
         if (victim && victim->key == 0)
             continue;
-        if (target_in_window(tg, sub_sat(t, stab_window_us(s))) || target_rhythm_alive(s, tg, t))
+        if (target_in_window(tg, cutoff) || target_rhythm_alive(s, tg, t))
             continue;
         if (!victim || tg->last_us < victim->last_us)
             victim = tg;
