@@ -9,7 +9,7 @@
 #define SETTLE_WINDOW_US ((int64_t)UT_TUNE_SETTLE_WINDOW_MS * 1000)
 
 /* The index of the first of the `n` sorted times that is >= t. */
-static size_t first_at_or_after(const int64_t *times, size_t n, int64_t t)
+size_t ut_tune_first_at_or_after(const int64_t *times, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -28,19 +28,19 @@ void ut_tune_score_tab(const int64_t *marks, size_t nmarks, const int64_t *settl
     for (size_t i = 0; i < nmarks; i++) {
         int64_t m = marks[i];
         /* The latest change start at or before the mark. */
-        size_t after = first_at_or_after(starts, nstarts, m);
+        size_t after = ut_tune_first_at_or_after(starts, nstarts, m);
         if (after < nstarts && starts[after] == m)
             after++;
         if (after == 0)
             continue;
         int64_t start = starts[after - 1];
-        size_t s = first_at_or_after(settles, nsettles, start);
+        size_t s = ut_tune_first_at_or_after(settles, nsettles, start);
         if (s < nsettles && m < settles[s])
             score->premature++;
     }
     score->settles += (uint32_t)nsettles;
     for (size_t i = 0; i < nsettles; i++) {
-        size_t k = first_at_or_after(marks, nmarks, settles[i]);
+        size_t k = ut_tune_first_at_or_after(marks, nmarks, settles[i]);
         if (k == nmarks || marks[k] - settles[i] > SETTLE_WINDOW_US) {
             score->missed++;
             continue;

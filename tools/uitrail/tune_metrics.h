@@ -32,6 +32,9 @@ typedef struct ut_tune_score {
     uint32_t latencies; /* settles found, each with a latency */
 } ut_tune_score;
 
+/* The index of the first of the `n` sorted times that is >= t. */
+size_t ut_tune_first_at_or_after(const int64_t *times, size_t n, int64_t t);
+
 /* Scores the stable marks `marks` (sorted) of one tab against its truth,
  * adding to `score` and writing one latency (microseconds) per settle
  * found to `latencies_us`, which must have room for `nsettles` more. */

@@ -7,27 +7,15 @@
 
 #include "uitrail/limits.h"
 
+#include "tune_metrics.h"
+
 #define FLAP_WINDOW_US ((int64_t)UT_TUNE_FLAP_WINDOW_MS * 1000)
 #define SETTLE_MAX_US ((int64_t)UT_TUNE_ACTION_SETTLE_MAX_MS * 1000)
-
-/* The index of the first of the `n` sorted times that is >= t. */
-static size_t first_at_or_after(const int64_t *times, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (times[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /* The first of the `n` sorted times that is > t, or INT64_MAX. */
 static int64_t first_after(const int64_t *times, size_t n, int64_t t)
 {
-    size_t i = first_at_or_after(times, n, t);
+    size_t i = ut_tune_first_at_or_after(times, n, t);
     while (i < n && times[i] == t)
         i++;
     return i < n ? times[i] : INT64_MAX;
@@ -38,7 +26,7 @@ static int64_t first_after(const int64_t *times, size_t n, int64_t t)
  * after it; false when it has none. */
 static bool response_of(const ut_tune_obs_tab *t, int64_t a, int64_t *s_out)
 {
-    size_t k = first_at_or_after(t->significant, t->nsignificant, a);
+    size_t k = ut_tune_first_at_or_after(t->significant, t->nsignificant, a);
     if (k == t->nsignificant)
         return false;
     int64_t s = t->significant[k];
@@ -63,10 +51,10 @@ size_t ut_tune_observe_tab(const ut_tune_obs_tab *t, ut_tune_obs *out, int64_t *
     out->marks += t->nmarks;
     for (size_t i = 0; i < t->nmarks; i++) {
         int64_t m = t->marks[i];
-        size_t k = first_at_or_after(t->significant, t->nsignificant, m);
+        size_t k = ut_tune_first_at_or_after(t->significant, t->nsignificant, m);
         if (k == t->nsignificant || t->significant[k] - m > FLAP_WINDOW_US)
             continue;
-        size_t b = first_at_or_after(t->boundaries, t->nboundaries, m);
+        size_t b = ut_tune_first_at_or_after(t->boundaries, t->nboundaries, m);
         if (b == t->nboundaries || t->boundaries[b] > t->significant[k])
             out->flaps++;
     }
